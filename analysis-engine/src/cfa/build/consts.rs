@@ -1,0 +1,304 @@
+//! Literals and integer constant expressions: the value and C type of integer, character and
+//! string literals, and evaluation of the constant expressions C requires (array sizes,
+//! enumerators, `case` labels, bit-field widths).
+
+use lang_c::ast::{
+    BinaryOperator, Constant, Expression, Integer, IntegerBase, IntegerSize, UnaryOperator,
+};
+
+use super::types::CType;
+use super::{ProgCx, Sym};
+use crate::cfa::DataModel;
+use crate::ir::{eval_binop, eval_unop, BinOp, IntTy, UnOp};
+
+/// Value and type of an integer literal (C11 6.4.4.1); `None` if it does not fit 64 bits.
+pub fn int_literal(lit: &Integer, model: DataModel) -> Option<(i128, IntTy)> {
+    let radix = match lit.base {
+        IntegerBase::Decimal => 10,
+        IntegerBase::Octal => 8,
+        IntegerBase::Hexadecimal => 16,
+        IntegerBase::Binary => 2,
+    };
+    let v = u128::from_str_radix(&lit.number, radix).ok()?;
+    if v > u64::MAX as u128 {
+        return None;
+    }
+    let v = v as i128;
+    let long = model.long_bits();
+    let mut cands: Vec<IntTy> = Vec::new();
+    let decimal = matches!(lit.base, IntegerBase::Decimal);
+    let sizes: &[u8] = match lit.suffix.size {
+        IntegerSize::Int => &[32, 0, 64],
+        IntegerSize::Long => &[0, 64],
+        IntegerSize::LongLong => &[64],
+    };
+    for &s in sizes {
+        let bits = if s == 0 { long } else { s };
+        if lit.suffix.unsigned {
+            cands.push(IntTy::new(bits, false));
+        } else {
+            cands.push(IntTy::new(bits, true));
+            if !decimal {
+                cands.push(IntTy::new(bits, false));
+            }
+        }
+    }
+    let ty = cands.into_iter().find(|t| t.contains(v)).unwrap_or(IntTy::U64);
+    Some((v, ty))
+}
+
+/// Decodes the body of a character or string literal (without quotes) into bytes.
+pub fn unescape(body: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut it = body.chars().peekable();
+    while let Some(c) = it.next() {
+        if c != '\\' {
+            out.push(c as u32);
+            continue;
+        }
+        let Some(e) = it.next() else { break };
+        let v = match e {
+            'n' => 10,
+            't' => 9,
+            'r' => 13,
+            'a' => 7,
+            'b' => 8,
+            'f' => 12,
+            'v' => 11,
+            'e' => 27,
+            '0'..='7' => {
+                let mut v = e.to_digit(8).unwrap_or(0);
+                for _ in 0..2 {
+                    match it.peek().and_then(|c| c.to_digit(8)) {
+                        Some(d) => {
+                            v = v * 8 + d;
+                            it.next();
+                        }
+                        None => break,
+                    }
+                }
+                v
+            }
+            'x' => {
+                let mut v: u32 = 0;
+                while let Some(d) = it.peek().and_then(|c| c.to_digit(16)) {
+                    v = v.wrapping_mul(16).wrapping_add(d);
+                    it.next();
+                }
+                v
+            }
+            other => other as u32,
+        };
+        out.push(v);
+    }
+    out
+}
+
+/// Strips an encoding prefix and the quotes of a literal piece.
+fn literal_body(piece: &str, quote: char) -> &str {
+    let start = piece.find(quote).map(|i| i + 1).unwrap_or(0);
+    let end = piece.rfind(quote).unwrap_or(piece.len());
+    if end >= start {
+        &piece[start..end]
+    } else {
+        ""
+    }
+}
+
+/// Value of a character constant: type `int`, a plain `char` being signed on x86.
+pub fn char_literal(text: &str) -> i128 {
+    let wide = !text.starts_with('\'');
+    let units = unescape(literal_body(text, '\''));
+    let last = units.last().copied().unwrap_or(0) as i128;
+    if wide {
+        last
+    } else {
+        IntTy::I8.wrap(last)
+    }
+}
+
+/// The bytes of a (concatenated) string literal, without the terminating NUL.
+pub fn string_literal(pieces: &[String]) -> Vec<u32> {
+    pieces.iter().flat_map(|p| unescape(literal_body(p, '"'))).collect()
+}
+
+/// Evaluates an integer constant expression; `None` if it is not one.
+pub fn eval(cx: &mut ProgCx, e: &Expression) -> Option<i128> {
+    eval_typed(cx, e).map(|(v, _)| v)
+}
+
+fn eval_typed(cx: &mut ProgCx, e: &Expression) -> Option<(i128, IntTy)> {
+    match e {
+        Expression::Constant(c) => match &c.node {
+            Constant::Integer(i) => int_literal(i, cx.types.model),
+            Constant::Character(s) => Some((char_literal(s), IntTy::INT)),
+            Constant::Float(_) => None,
+        },
+        Expression::Identifier(id) => match cx.lookup(&id.node.name) {
+            Some(Sym::EnumConst(v)) => Some((*v, IntTy::INT)),
+            _ => None,
+        },
+        Expression::UnaryOperator(u) => {
+            let (a, t) = eval_typed(cx, &u.node.operand.node)?;
+            let pt = t.promote();
+            let a = pt.wrap(a);
+            match u.node.operator.node {
+                UnaryOperator::Minus => Some((eval_unop(UnOp::Neg, a, pt), pt)),
+                UnaryOperator::Plus => Some((a, pt)),
+                UnaryOperator::Complement => Some((eval_unop(UnOp::BitNot, a, pt), pt)),
+                UnaryOperator::Negate => Some((eval_unop(UnOp::LNot, a, pt), IntTy::INT)),
+                _ => None,
+            }
+        }
+        Expression::BinaryOperator(b) => {
+            let op = b.node.operator.node.clone();
+            if matches!(op, BinaryOperator::LogicalAnd | BinaryOperator::LogicalOr) {
+                let (l, _) = eval_typed(cx, &b.node.lhs.node)?;
+                let short = (op == BinaryOperator::LogicalAnd && l == 0) || (op == BinaryOperator::LogicalOr && l != 0);
+                if short {
+                    return Some(((l != 0) as i128, IntTy::INT));
+                }
+                let (r, _) = eval_typed(cx, &b.node.rhs.node)?;
+                return Some(((r != 0) as i128, IntTy::INT));
+            }
+            let (l, lt) = eval_typed(cx, &b.node.lhs.node)?;
+            let (r, rt) = eval_typed(cx, &b.node.rhs.node)?;
+            let bop = match op {
+                BinaryOperator::Multiply => BinOp::Mul,
+                BinaryOperator::Divide => BinOp::Div,
+                BinaryOperator::Modulo => BinOp::Rem,
+                BinaryOperator::Plus => BinOp::Add,
+                BinaryOperator::Minus => BinOp::Sub,
+                BinaryOperator::ShiftLeft => BinOp::Shl,
+                BinaryOperator::ShiftRight => BinOp::Shr,
+                BinaryOperator::Less => BinOp::Lt,
+                BinaryOperator::Greater => BinOp::Gt,
+                BinaryOperator::LessOrEqual => BinOp::Le,
+                BinaryOperator::GreaterOrEqual => BinOp::Ge,
+                BinaryOperator::Equals => BinOp::Eq,
+                BinaryOperator::NotEquals => BinOp::Ne,
+                BinaryOperator::BitwiseAnd => BinOp::BitAnd,
+                BinaryOperator::BitwiseXor => BinOp::BitXor,
+                BinaryOperator::BitwiseOr => BinOp::BitOr,
+                _ => return None,
+            };
+            if matches!(bop, BinOp::Shl | BinOp::Shr) {
+                let t = lt.promote();
+                return eval_binop(bop, t.wrap(l), r, t).map(|v| (v, t));
+            }
+            let ct = IntTy::common(lt, rt);
+            let (l, r) = (ct.wrap(l), ct.wrap(r));
+            let rty = if bop.is_comparison() { IntTy::INT } else { ct };
+            eval_binop(bop, l, r, rty).map(|v| (v, rty))
+        }
+        Expression::Cast(c) => {
+            let t = cx.type_name(&c.node.type_name.node, c.node.type_name.span).ok()?;
+            let (v, _) = eval_typed(cx, &c.node.expression.node)?;
+            let it = cx.types.int_of(&t)?;
+            Some((it.wrap(v), it))
+        }
+        Expression::Conditional(c) => {
+            let (cond, _) = eval_typed(cx, &c.node.condition.node)?;
+            if cond != 0 {
+                eval_typed(cx, &c.node.then_expression.node)
+            } else {
+                eval_typed(cx, &c.node.else_expression.node)
+            }
+        }
+        Expression::SizeOfTy(s) => {
+            let t = cx.type_name(&s.node.0.node, s.node.0.span).ok()?;
+            let n = cx.types.size_of(&t)?;
+            Some((n as i128, cx.types.long(false)))
+        }
+        Expression::SizeOfVal(s) => {
+            let t = expr_type_hint(cx, &s.node.0.node)?;
+            let n = cx.types.size_of(&t)?;
+            Some((n as i128, cx.types.long(false)))
+        }
+        Expression::AlignOf(a) => {
+            let t = cx.type_name(&a.node.0.node, a.node.0.span).ok()?;
+            Some((cx.types.align_of(&t)? as i128, cx.types.long(false)))
+        }
+        Expression::Comma(items) => items.last().and_then(|l| eval_typed(cx, &l.node)),
+        _ => None,
+    }
+}
+
+/// The type of simple expressions outside any function (for `typeof` and `sizeof` at file
+/// scope): identifiers, literals, dereferences and members of named objects.
+pub fn expr_type_hint(cx: &mut ProgCx, e: &Expression) -> Option<CType> {
+    match e {
+        Expression::Identifier(id) => match cx.lookup(&id.node.name) {
+            Some(Sym::Var(_, t)) => Some(t.clone()),
+            Some(Sym::EnumConst(_)) => Some(CType::Int(IntTy::INT)),
+            Some(Sym::Func(_, sig)) => Some(CType::Func(sig.clone())),
+            _ => None,
+        },
+        Expression::StringLiteral(s) => {
+            let n = string_literal(&s.node).len() as u64 + 1;
+            Some(CType::Array(Box::new(CType::Int(IntTy::I8)), Some(n)))
+        }
+        Expression::Constant(c) => match &c.node {
+            Constant::Float(_) => Some(CType::Float(8)),
+            _ => eval_typed(cx, e).map(|(_, t)| CType::Int(t)),
+        },
+        Expression::UnaryOperator(u) if u.node.operator.node == UnaryOperator::Indirection => {
+            expr_type_hint(cx, &u.node.operand.node)?.pointee().cloned()
+        }
+        Expression::BinaryOperator(b) if b.node.operator.node == BinaryOperator::Index => {
+            expr_type_hint(cx, &b.node.lhs.node)?.pointee().cloned()
+        }
+        Expression::Member(m) => {
+            let base = expr_type_hint(cx, &m.node.expression.node)?;
+            let st = match (&m.node.operator.node, base) {
+                (lang_c::ast::MemberOperator::Direct, CType::Struct(id)) => id,
+                (lang_c::ast::MemberOperator::Indirect, CType::Ptr(p)) => match *p {
+                    CType::Struct(id) => id,
+                    _ => return None,
+                },
+                _ => return None,
+            };
+            cx.types.field(st, &m.node.identifier.node.name).map(|(_, t)| t.clone())
+        }
+        Expression::Cast(c) => cx.type_name(&c.node.type_name.node, c.node.type_name.span).ok(),
+        _ => eval_typed(cx, e).map(|(_, t)| CType::Int(t)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lang_c::ast::IntegerSuffix;
+
+    fn lit(base: IntegerBase, n: &str, size: IntegerSize, unsigned: bool) -> Integer {
+        Integer { base, number: n.into(), suffix: IntegerSuffix { size, unsigned, imaginary: false } }
+    }
+
+    #[test]
+    fn integer_literal_types() {
+        let m = DataModel::Lp64;
+        assert_eq!(int_literal(&lit(IntegerBase::Decimal, "10", IntegerSize::Int, false), m), Some((10, IntTy::I32)));
+        assert_eq!(
+            int_literal(&lit(IntegerBase::Hexadecimal, "FFFFFFFF", IntegerSize::Int, false), m),
+            Some((0xFFFF_FFFF, IntTy::U32))
+        );
+        assert_eq!(
+            int_literal(&lit(IntegerBase::Decimal, "4294967295", IntegerSize::Int, false), m),
+            Some((4294967295, IntTy::I64))
+        );
+        assert_eq!(
+            int_literal(&lit(IntegerBase::Decimal, "4294967295", IntegerSize::Int, false), DataModel::Ilp32),
+            Some((4294967295, IntTy::I64))
+        );
+        assert_eq!(int_literal(&lit(IntegerBase::Decimal, "1", IntegerSize::Int, true), m), Some((1, IntTy::U32)));
+    }
+
+    #[test]
+    fn character_literals() {
+        assert_eq!(char_literal("'a'"), 97);
+        assert_eq!(char_literal("'\\n'"), 10);
+        assert_eq!(char_literal("'\\xff'"), -1);
+        assert_eq!(char_literal("'\\0'"), 0);
+        assert_eq!(string_literal(&["\"ab\"".into(), "\"c\\n\"".into()]), vec![97, 98, 99, 10]);
+    }
+}

@@ -1,0 +1,636 @@
+//! Builds the program's CFAs from a lang-c translation unit: one automaton per function body,
+//! plus a synthetic start function that initialises globals (zero by default) and calls the
+//! entry function.
+//!
+//! The builder resolves C's types and makes every conversion explicit in the IR. It never
+//! panics on user input: malformed programs give a [`BuildError`] with a position, constructs
+//! it cannot model give `Unknown` values or `Unsupported` statements (see [`crate::ir`]).
+
+mod consts;
+mod expr;
+mod func;
+mod init;
+pub mod types;
+
+use std::collections::{BTreeSet, HashMap};
+use std::rc::Rc;
+use std::sync::Arc;
+
+use lang_c::ast::{
+    ArraySize, DeclarationSpecifier, Declarator, DeclaratorKind, DerivedDeclarator,
+    Ellipsis, EnumType, ExternalDeclaration, FunctionDefinition, SpecifierQualifier,
+    StorageClassSpecifier, StructDeclaration, StructKind, StructType, TypeName, TypeOf,
+    TypeSpecifier,
+};
+use lang_c::span::{Node, Span as LSpan};
+
+use crate::cfa::loops::finish_cfa;
+use crate::cfa::{BuildNote, Call, Cfa, DataModel, EdgeKind, Function, Program, SrcRange};
+use crate::frontend::{Parsed, SrcPos};
+use crate::ir::{FuncId, IntTy, VarId, VarInfo, VarKind};
+
+use func::FnState;
+use types::{CType, FuncSig, Obj, StructDef, StructId, TypeTable};
+
+/// Why a translation unit has no CFA.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BuildError {
+    pub pos: SrcPos,
+    pub message: String,
+}
+
+impl std::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}:{}: {}", self.pos.file, self.pos.line, self.pos.col, self.message)
+    }
+}
+
+type BResult<T> = Result<T, BuildError>;
+
+/// What an ordinary identifier denotes in a scope.
+#[derive(Clone, Debug)]
+enum Sym {
+    Var(Rc<Obj>, CType),
+    Func(String, Rc<FuncSig>),
+    EnumConst(i128),
+    Typedef(CType),
+}
+
+#[derive(Default)]
+struct Scope {
+    ordinary: HashMap<String, Sym>,
+    tags: HashMap<String, StructId>,
+}
+
+/// Where new variables are allocated.
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Store {
+    Global,
+    Local,
+}
+
+/// Translation-unit state shared by all function builders.
+struct ProgCx<'p> {
+    parsed: &'p Parsed,
+    types: TypeTable,
+    scopes: Vec<Scope>,
+    globals: Vec<VarInfo>,
+    /// Functions with a body, numbered in definition order.
+    func_ids: HashMap<String, FuncId>,
+    escaped: BTreeSet<VarId>,
+    notes: Vec<BuildNote>,
+    /// Names of functions whose address is taken (calls through pointers may reach them).
+    address_taken_funcs: BTreeSet<String>,
+    /// The start function, while a function body is being built (static initialisers go there).
+    start: Option<FnState>,
+}
+
+/// Builds the automata of a parsed translation unit.
+pub fn build_program(parsed: &Parsed, model: DataModel) -> Result<Program, BuildError> {
+    let file: Arc<str> = parsed.linemap.main_file().clone();
+    let mut cx = ProgCx {
+        parsed,
+        types: TypeTable::new(model),
+        scopes: vec![Scope::default()],
+        globals: Vec::new(),
+        func_ids: HashMap::new(),
+        escaped: BTreeSet::new(),
+        notes: Vec::new(),
+        address_taken_funcs: BTreeSet::new(),
+        start: None,
+    };
+    // Function ids in definition order; the start function comes last.
+    let mut names = Vec::new();
+    for ext in &parsed.unit.0 {
+        if let ExternalDeclaration::FunctionDefinition(fd) = &ext.node {
+            if let Some(name) = declarator_name(&fd.node.declarator.node) {
+                if cx.func_ids.contains_key(&name) {
+                    return Err(cx.err(fd.span, format!("redefinition of function `{}`", name)));
+                }
+                cx.func_ids.insert(name.clone(), FuncId(names.len() as u32));
+                names.push(name);
+            }
+        }
+    }
+    if names.len() + 1 >= VarId::LIMIT {
+        return Err(cx.err(LSpan::span(0, 0), "too many functions".into()));
+    }
+    let start_id = FuncId(names.len() as u32);
+    cx.start = Some(FnState::new(start_id, "__cpals_start".into(), 1, CType::Void));
+    let mut functions: Vec<Option<Function>> = vec![None; names.len()];
+
+    for ext in &parsed.unit.0 {
+        match &ext.node {
+            ExternalDeclaration::Declaration(d) => {
+                let mut start = cx.start.take().expect("start function");
+                let r = func::FnBuilder { cx: &mut cx, st: &mut start }.declaration(d, Store::Global);
+                cx.start = Some(start);
+                r?;
+            }
+            ExternalDeclaration::StaticAssert(_) => {}
+            ExternalDeclaration::FunctionDefinition(fd) => {
+                let f = cx.function(fd, &file)?;
+                let id = f.cfa.func;
+                functions[id.0 as usize] = Some(f);
+            }
+        }
+    }
+
+    let entry = cx.func_ids.get("main").copied();
+    let functions: Vec<Function> = functions.into_iter().map(|f| f.expect("every definition built")).collect();
+    // The start function: global initialisers, then the entry (or any function nobody calls,
+    // chosen nondeterministically, when there is no `main`).
+    let roots: Vec<FuncId> = match entry {
+        Some(m) => vec![m],
+        None => {
+            let called: BTreeSet<FuncId> = functions.iter().flat_map(|f| f.cfa.callees()).collect();
+            (0..functions.len() as u32).map(FuncId).filter(|f| !called.contains(f)).collect()
+        }
+    };
+    let mut start = cx.start.take().expect("start function");
+    func::FnBuilder { cx: &mut cx, st: &mut start }.call_roots(&roots, &functions)?;
+    let start_cfa = start.finish(&mut cx)?;
+    let mut functions = functions;
+    functions.push(Function {
+        name: "__cpals_start".into(),
+        cfa: Arc::new(start_cfa),
+        file: file.clone(),
+        first_line: 1,
+    });
+    let by_name = functions.iter().enumerate().map(|(i, f)| (f.name.clone(), FuncId(i as u32))).collect();
+    let mut notes = cx.notes;
+    notes.sort_by(|a, b| (a.pos.line, a.pos.col).cmp(&(b.pos.line, b.pos.col)));
+    notes.dedup();
+    Ok(Program {
+        file,
+        source: Arc::from(""),
+        data_model: model,
+        globals: cx.globals,
+        functions,
+        by_name,
+        start: start_id,
+        entry,
+        escaped: cx.escaped.into_iter().collect(),
+        notes,
+    })
+}
+
+fn declarator_name(d: &Declarator) -> Option<String> {
+    match &d.kind.node {
+        DeclaratorKind::Identifier(id) => Some(id.node.name.clone()),
+        DeclaratorKind::Declarator(inner) => declarator_name(&inner.node),
+        DeclaratorKind::Abstract => None,
+    }
+}
+
+impl<'p> ProgCx<'p> {
+    fn pos(&self, span: LSpan) -> SrcPos {
+        if span.is_none() {
+            return SrcPos { file: self.parsed.linemap.main_file().clone(), line: 1, col: 1 };
+        }
+        self.parsed.linemap.pos(span.start)
+    }
+
+    fn err(&self, span: LSpan, message: String) -> BuildError {
+        BuildError { pos: self.pos(span), message }
+    }
+
+    fn range(&self, span: LSpan) -> SrcRange {
+        let s = self.pos(span);
+        let e = if span.is_none() { s.clone() } else { self.parsed.linemap.pos(span.end) };
+        let (end_line, end_col) = if e.file == s.file { (e.line, e.col) } else { (s.line, s.col) };
+        SrcRange { file: s.file, line: s.line, col: s.col, end_line, end_col }
+    }
+
+    fn note(&mut self, span: LSpan, message: impl Into<String>) {
+        let pos = self.range(span);
+        self.notes.push(BuildNote { pos, message: message.into() });
+    }
+
+    fn lookup(&self, name: &str) -> Option<&Sym> {
+        self.scopes.iter().rev().find_map(|s| s.ordinary.get(name))
+    }
+
+    fn lookup_tag(&self, name: &str) -> Option<StructId> {
+        self.scopes.iter().rev().find_map(|s| s.tags.get(name).copied())
+    }
+
+    fn declare(&mut self, name: String, sym: Sym) {
+        self.scopes.last_mut().expect("file scope").ordinary.insert(name, sym);
+    }
+
+    fn is_typedef_decl(specs: &[Node<DeclarationSpecifier>]) -> bool {
+        specs.iter().any(|s| {
+            matches!(&s.node, DeclarationSpecifier::StorageClass(c) if c.node == StorageClassSpecifier::Typedef)
+        })
+    }
+
+    fn storage(specs: &[Node<DeclarationSpecifier>]) -> Option<StorageClassSpecifier> {
+        specs.iter().find_map(|s| match &s.node {
+            DeclarationSpecifier::StorageClass(c) if c.node != StorageClassSpecifier::Typedef => {
+                Some(c.node.clone())
+            }
+            _ => None,
+        })
+    }
+
+    /// The type named by a list of declaration specifiers.
+    fn decl_base_type(&mut self, specs: &[Node<DeclarationSpecifier>], span: LSpan) -> BResult<CType> {
+        let ts: Vec<&Node<TypeSpecifier>> = specs
+            .iter()
+            .filter_map(|s| match &s.node {
+                DeclarationSpecifier::TypeSpecifier(t) => Some(t),
+                _ => None,
+            })
+            .collect();
+        self.base_type(&ts, span)
+    }
+
+    fn sq_base_type(&mut self, specs: &[Node<SpecifierQualifier>], span: LSpan) -> BResult<CType> {
+        let ts: Vec<&Node<TypeSpecifier>> = specs
+            .iter()
+            .filter_map(|s| match &s.node {
+                SpecifierQualifier::TypeSpecifier(t) => Some(t),
+                _ => None,
+            })
+            .collect();
+        self.base_type(&ts, span)
+    }
+
+    fn base_type(&mut self, ts: &[&Node<TypeSpecifier>], span: LSpan) -> BResult<CType> {
+        let (mut char_, mut short, mut int, mut long, mut signed, mut unsigned) = (0, 0, 0, 0, 0, 0);
+        let (mut float, mut double, mut bool_, mut void, mut complex) = (0, 0, 0, 0, 0);
+        let mut other: Option<CType> = None;
+        for t in ts {
+            match &t.node {
+                TypeSpecifier::Void => void += 1,
+                TypeSpecifier::Char => char_ += 1,
+                TypeSpecifier::Short => short += 1,
+                TypeSpecifier::Int => int += 1,
+                TypeSpecifier::Long => long += 1,
+                TypeSpecifier::Float => float += 1,
+                TypeSpecifier::Double => double += 1,
+                TypeSpecifier::Signed => signed += 1,
+                TypeSpecifier::Unsigned => unsigned += 1,
+                TypeSpecifier::Bool => bool_ += 1,
+                TypeSpecifier::Complex => complex += 1,
+                TypeSpecifier::Atomic(tn) => other = Some(self.type_name(&tn.node, tn.span)?),
+                TypeSpecifier::Struct(st) => other = Some(self.struct_type(&st.node, st.span)?),
+                TypeSpecifier::Enum(et) => other = Some(self.enum_type(&et.node, et.span)?),
+                TypeSpecifier::TypedefName(id) => match self.lookup(&id.node.name) {
+                    Some(Sym::Typedef(t)) => other = Some(t.clone()),
+                    _ => return Err(self.err(id.span, format!("unknown type name `{}`", id.node.name))),
+                },
+                TypeSpecifier::TypeOf(to) => match &to.node {
+                    TypeOf::Type(tn) => other = Some(self.type_name(&tn.node, tn.span)?),
+                    TypeOf::Expression(e) => {
+                        other = Some(match consts::expr_type_hint(self, &e.node) {
+                            Some(t) => t,
+                            None => {
+                                return Err(self.err(to.span, "`typeof` of an expression is not supported here".into()))
+                            }
+                        })
+                    }
+                },
+                TypeSpecifier::TS18661Float(f) => other = Some(CType::Float((f.width / 8).max(1) as u8)),
+            }
+        }
+        if let Some(t) = other {
+            return Ok(t);
+        }
+        if complex > 0 || float > 0 || double > 0 {
+            let bytes = if float > 0 { 4 } else if long > 0 { 16 } else { 8 };
+            return Ok(CType::Float(if complex > 0 { bytes * 2 } else { bytes }));
+        }
+        if void > 0 {
+            return Ok(CType::Void);
+        }
+        if bool_ > 0 {
+            return Ok(CType::Int(IntTy::BOOL));
+        }
+        let is_signed = unsigned == 0;
+        let ty = if char_ > 0 {
+            IntTy::new(8, is_signed)
+        } else if short > 0 {
+            IntTy::new(16, is_signed)
+        } else if long >= 2 {
+            IntTy::new(64, is_signed)
+        } else if long == 1 {
+            self.types.long(is_signed)
+        } else if int > 0 || signed > 0 || unsigned > 0 {
+            IntTy::new(32, is_signed)
+        } else {
+            // Implicit int (old C) or no specifier at all.
+            let _ = span;
+            IntTy::INT
+        };
+        Ok(CType::Int(ty))
+    }
+
+    fn struct_type(&mut self, st: &StructType, span: LSpan) -> BResult<CType> {
+        let union = st.kind.node == StructKind::Union;
+        let name = st.identifier.as_ref().map(|i| i.node.name.clone());
+        let id = match (&name, &st.declarations) {
+            (Some(n), None) => match self.lookup_tag(n) {
+                Some(id) => id,
+                None => self.new_struct(n.clone(), union),
+            },
+            (Some(n), Some(_)) => {
+                let current = self.scopes.last().and_then(|s| s.tags.get(n).copied());
+                match current {
+                    Some(id) if self.types.structs[id].fields.is_none() => id,
+                    _ => self.new_struct(n.clone(), union),
+                }
+            }
+            (None, _) => {
+                self.types.structs.push(StructDef { name: "<anonymous>".into(), union, fields: None });
+                self.types.structs.len() - 1
+            }
+        };
+        if let Some(decls) = &st.declarations {
+            let mut fields: Vec<(String, CType)> = Vec::new();
+            for d in decls {
+                let StructDeclaration::Field(f) = &d.node else { continue };
+                let base = self.sq_base_type(&f.node.specifiers, f.span)?;
+                if f.node.declarators.is_empty() {
+                    // C11 anonymous struct or union member.
+                    fields.push((String::new(), base));
+                    continue;
+                }
+                for sd in &f.node.declarators {
+                    let (fname, mut ft) = match &sd.node.declarator {
+                        Some(dcl) => {
+                            let (n, t, _) = self.declarator(base.clone(), &dcl.node, dcl.span)?;
+                            (n.unwrap_or_default(), t)
+                        }
+                        None => (String::new(), base.clone()),
+                    };
+                    if let Some(w) = &sd.node.bit_width {
+                        let width = consts::eval(self, &w.node).unwrap_or(32);
+                        if let CType::Int(it) = ft {
+                            if width > 0 && width < it.bits as i128 && !it.boolean {
+                                ft = CType::Int(IntTy::new(width as u8, it.signed));
+                            }
+                        }
+                        if width == 0 {
+                            continue;
+                        }
+                    }
+                    fields.push((fname, ft));
+                }
+            }
+            self.types.structs[id].fields = Some(fields);
+        }
+        let _ = span;
+        Ok(CType::Struct(id))
+    }
+
+    fn new_struct(&mut self, name: String, union: bool) -> StructId {
+        self.types.structs.push(StructDef { name: name.clone(), union, fields: None });
+        let id = self.types.structs.len() - 1;
+        self.scopes.last_mut().expect("scope").tags.insert(name, id);
+        id
+    }
+
+    fn enum_type(&mut self, et: &EnumType, span: LSpan) -> BResult<CType> {
+        let mut next: i128 = 0;
+        let mut negative = false;
+        let mut big = false;
+        for e in &et.enumerators {
+            let v = match &e.node.expression {
+                Some(x) => consts::eval(self, &x.node)
+                    .ok_or_else(|| self.err(x.span, "enumerator value is not an integer constant".into()))?,
+                None => next,
+            };
+            negative |= v < 0;
+            big |= v > i32::MAX as i128;
+            self.declare(e.node.identifier.node.name.clone(), Sym::EnumConst(v));
+            next = v + 1;
+        }
+        let _ = span;
+        // gcc: `unsigned int` when no enumerator is negative, else `int`.
+        Ok(CType::Int(if big && negative { IntTy::I64 } else if negative { IntTy::I32 } else { IntTy::U32 }))
+    }
+
+    fn type_name(&mut self, tn: &TypeName, span: LSpan) -> BResult<CType> {
+        let base = self.sq_base_type(&tn.specifiers, span)?;
+        match &tn.declarator {
+            Some(d) => Ok(self.declarator(base, &d.node, d.span)?.1),
+            None => Ok(base),
+        }
+    }
+
+    /// Applies a declarator to a base type: `(name, type, parameter names if a function)`.
+    fn declarator(
+        &mut self,
+        base: CType,
+        d: &Declarator,
+        span: LSpan,
+    ) -> BResult<(Option<String>, CType, Option<Vec<Option<String>>>)> {
+        let mut t = base;
+        for dd in &d.derived {
+            if let DerivedDeclarator::Pointer(_) | DerivedDeclarator::Block(_) = dd.node {
+                t = CType::Ptr(Box::new(t));
+            }
+        }
+        let mut params_names = None;
+        for dd in d.derived.iter().rev() {
+            match &dd.node {
+                DerivedDeclarator::Pointer(_) | DerivedDeclarator::Block(_) => {}
+                DerivedDeclarator::Array(a) => {
+                    let len = match &a.node.size {
+                        ArraySize::Unknown | ArraySize::VariableUnknown => None,
+                        ArraySize::VariableExpression(e) | ArraySize::StaticExpression(e) => {
+                            consts::eval(self, &e.node).and_then(|v| u64::try_from(v).ok())
+                        }
+                    };
+                    t = CType::Array(Box::new(t), len);
+                }
+                DerivedDeclarator::Function(fdecl) => {
+                    self.scopes.push(Scope::default());
+                    let mut params = Vec::new();
+                    let mut names = Vec::new();
+                    for p in &fdecl.node.parameters {
+                        let pbase = self.decl_base_type(&p.node.specifiers, p.span);
+                        let pbase = match pbase {
+                            Ok(b) => b,
+                            Err(e) => {
+                                self.scopes.pop();
+                                return Err(e);
+                            }
+                        };
+                        let (pname, pty) = match &p.node.declarator {
+                            Some(pd) => match self.declarator(pbase, &pd.node, pd.span) {
+                                Ok((n, t, _)) => (n, t),
+                                Err(e) => {
+                                    self.scopes.pop();
+                                    return Err(e);
+                                }
+                            },
+                            None => (None, pbase),
+                        };
+                        if pty == CType::Void && pname.is_none() {
+                            continue;
+                        }
+                        params.push(pty.decay());
+                        names.push(pname);
+                    }
+                    self.scopes.pop();
+                    let unprototyped = fdecl.node.parameters.is_empty();
+                    t = CType::Func(Rc::new(FuncSig {
+                        ret: t,
+                        params,
+                        variadic: fdecl.node.ellipsis == Ellipsis::Some,
+                        unprototyped,
+                    }));
+                    params_names = Some(names);
+                }
+                DerivedDeclarator::KRFunction(ids) => {
+                    let names: Vec<Option<String>> = ids.iter().map(|i| Some(i.node.name.clone())).collect();
+                    t = CType::Func(Rc::new(FuncSig {
+                        ret: t,
+                        params: vec![CType::Int(IntTy::INT); names.len()],
+                        variadic: false,
+                        unprototyped: true,
+                    }));
+                    params_names = Some(names);
+                }
+            }
+        }
+        match &d.kind.node {
+            DeclaratorKind::Identifier(id) => Ok((Some(id.node.name.clone()), t, params_names)),
+            DeclaratorKind::Abstract => Ok((None, t, params_names)),
+            DeclaratorKind::Declarator(inner) => {
+                let (n, t2, inner_params) = self.declarator(t, &inner.node, span)?;
+                Ok((n, t2, inner_params.or(params_names)))
+            }
+        }
+    }
+
+    /// Creates the storage of a variable of type `ty`.
+    fn alloc_obj(
+        &mut self,
+        locals: &mut Vec<VarInfo>,
+        func: FuncId,
+        store: Store,
+        name: &str,
+        ty: &CType,
+        dims: &[u64],
+        synthetic: bool,
+    ) -> BResult<Obj> {
+        let mk = |cx: &mut Self, locals: &mut Vec<VarInfo>, info: VarInfo| -> BResult<VarId> {
+            match store {
+                Store::Global => {
+                    if cx.globals.len() >= VarId::LIMIT {
+                        return Err(cx.err(LSpan::none(), "too many global variables".into()));
+                    }
+                    cx.globals.push(info);
+                    Ok(VarId::global(cx.globals.len() - 1))
+                }
+                Store::Local => {
+                    if locals.len() >= VarId::LIMIT {
+                        return Err(cx.err(LSpan::none(), "too many local variables in one function".into()));
+                    }
+                    locals.push(info);
+                    Ok(VarId::local(func, locals.len() - 1))
+                }
+            }
+        };
+        Ok(match ty {
+            CType::Int(_) | CType::Ptr(_) => {
+                let it = self.types.int_of(ty).expect("integer-like");
+                let pointer = ty.is_pointer();
+                if dims.is_empty() {
+                    Obj::Scalar(mk(self, locals, VarInfo { name: name.into(), kind: VarKind::Int(it), synthetic, pointer })?)
+                } else {
+                    let len = if dims.contains(&0) { None } else { dims.iter().try_fold(1u64, |a, &d| a.checked_mul(d)) };
+                    let v = mk(self, locals, VarInfo { name: name.into(), kind: VarKind::Array { elem: it, len }, synthetic, pointer })?;
+                    Obj::Array(v, dims.to_vec())
+                }
+            }
+            CType::Array(elem, n) => {
+                let mut d = dims.to_vec();
+                d.push(n.unwrap_or(0));
+                self.alloc_obj(locals, func, store, name, elem, &d, synthetic)?
+            }
+            CType::Struct(id) => {
+                let def = &self.types.structs[*id];
+                if def.union {
+                    return Ok(Obj::Opaque);
+                }
+                let Some(fields) = def.fields.clone() else { return Ok(Obj::Opaque) };
+                let mut out = Vec::new();
+                for (fname, ft) in fields {
+                    let full = if fname.is_empty() { name.to_string() } else { format!("{}.{}", name, fname) };
+                    let o = self.alloc_obj(locals, func, store, &full, &ft, dims, synthetic)?;
+                    out.push((fname, Rc::new(o)));
+                }
+                Obj::Struct(out)
+            }
+            CType::Float(_) | CType::Void | CType::Func(_) => Obj::Opaque,
+        })
+    }
+
+    /// Builds one function definition into its automaton.
+    fn function(&mut self, fd: &Node<FunctionDefinition>, file: &Arc<str>) -> BResult<Function> {
+        let def = &fd.node;
+        let base = self.decl_base_type(&def.specifiers, fd.span)?;
+        let (name, ty, pnames) = self.declarator(base, &def.declarator.node, def.declarator.span)?;
+        let name = name.ok_or_else(|| self.err(fd.span, "function definition without a name".into()))?;
+        let CType::Func(sig) = ty else {
+            return Err(self.err(fd.span, format!("`{}` is defined like a function but its type is not one", name)));
+        };
+        let id = self.func_ids[&name];
+        self.declare(name.clone(), Sym::Func(name.clone(), sig.clone()));
+        let start_pos = self.pos(fd.span);
+        let fn_file: Arc<str> = if *start_pos.file == **file { file.clone() } else { start_pos.file.clone() };
+        let mut st = FnState::new(id, name.clone(), start_pos.line, sig.ret.clone());
+        {
+            let mut b = func::FnBuilder { cx: self, st: &mut st };
+            b.body(def, &sig, pnames.unwrap_or_default())?;
+        }
+        let cfa = st.finish(self)?;
+        Ok(Function { name, cfa: Arc::new(cfa), file: fn_file, first_line: start_pos.line })
+    }
+}
+
+impl FnState {
+    /// Freezes the automaton: checks gotos, numbers nodes, marks loop heads.
+    fn finish(self, cx: &mut ProgCx) -> BResult<Cfa> {
+        if let Some((label, span)) = self.gotos.iter().find(|(l, _)| !self.labels_defined.contains(l)) {
+            return Err(cx.err(*span, format!("label `{}` used but not defined", label)));
+        }
+        let assert_helper = self.is_assert_helper();
+        let cfa = Cfa {
+            name: self.name,
+            func: self.func,
+            params: self.params,
+            ret: self.ret_vars,
+            locals: self.locals,
+            nodes: self.nodes,
+            edges: self.edges,
+            entry: self.entry,
+            exit: self.exit,
+            targets: self.targets,
+            assert_helper,
+        };
+        Ok(finish_cfa(cfa))
+    }
+
+    /// `__VERIFIER_assert`-style: has parameters and a target, no loops, calls nothing but
+    /// targets, and writes no global.
+    fn is_assert_helper(&self) -> bool {
+        if self.params.is_empty() || self.targets.is_empty() {
+            return false;
+        }
+        self.edges.iter().all(|e| match &e.kind {
+            EdgeKind::CallSummary(Call { .. }) => false,
+            EdgeKind::Statement(s) | EdgeKind::Declaration(s) => match s {
+                crate::ir::Stmt::Assign(l, _) | crate::ir::Stmt::Input { lhs: l, .. } => l.var().func().is_some(),
+                crate::ir::Stmt::InitArray { var, .. } => var.func().is_some(),
+                _ => false,
+            },
+            _ => true,
+        }) && !crate::cfa::loops::has_cycle(&self.nodes, &self.edges, self.entry)
+    }
+}

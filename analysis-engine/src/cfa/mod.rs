@@ -1,0 +1,302 @@
+//! Control-flow automata (seed 001 §1.1, CPAchecker's `CFA`): one frozen automaton per function,
+//! nodes and edges in arenas with stable ids, edges labelled with the operations of [`crate::ir`].
+//!
+//! Architecture invariant: the CFA knows nothing of Z3 or of any analysis. A function's `Cfa`
+//! stores source lines relative to the function's first line, so that an edit elsewhere in the
+//! file leaves it equal (and the server can keep the same `Arc`).
+
+pub mod build;
+pub mod check;
+pub mod dot;
+pub mod loops;
+pub mod pretty;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::ir::{Expr, FuncId, LValue, Stmt, VarId, VarInfo};
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeId(pub u32);
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EdgeId(pub u32);
+
+/// A source range: `line`/`end_line` relative to the owning function's first line,
+/// columns 1-based in bytes.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Span {
+    pub line: u32,
+    pub col: u32,
+    pub end_line: u32,
+    pub end_col: u32,
+}
+
+/// A source range with absolute lines, as reports show it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SrcRange {
+    pub file: Arc<str>,
+    pub line: u32,
+    pub col: u32,
+    pub end_line: u32,
+    pub end_col: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CfaNode {
+    pub out: Vec<EdgeId>,
+    pub inc: Vec<EdgeId>,
+    /// Target of a back edge in the depth-first order from the entry.
+    pub loop_head: bool,
+    /// Index into [`Cfa::targets`] when reaching this node violates a property.
+    pub target: Option<u32>,
+    /// `abort()`/`exit()`: the path ends here without error.
+    pub terminal: bool,
+    /// Reverse post-order number (entry is 0); `u32::MAX` for nodes the entry cannot reach.
+    pub rpo: u32,
+    /// Where the node is in the source (start of the statement it precedes).
+    pub span: Span,
+}
+
+/// A call in the caller's CFA: the call-to-return summary edge. The analysis follows it into
+/// the callee (function call edge) and back (function return edge).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Call {
+    pub callee: FuncId,
+    /// One argument per flattened parameter of the callee, converted to its type.
+    pub args: Vec<Expr>,
+    /// Where the flattened return values go.
+    pub ret: Vec<LValue>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum EdgeKind {
+    Blank,
+    /// `[cond]` when `truth`, `[!cond]` otherwise; `cond` is non-zero for true.
+    Assume { cond: Expr, truth: bool },
+    Statement(Stmt),
+    Declaration(Stmt),
+    /// `return e;`: assigns the function's return variables and leads to the exit node.
+    Return(Vec<Expr>),
+    CallSummary(Call),
+}
+
+impl EdgeKind {
+    pub fn callee(&self) -> Option<FuncId> {
+        match self {
+            EdgeKind::CallSummary(c) => Some(c.callee),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CfaEdge {
+    pub src: NodeId,
+    pub dst: NodeId,
+    pub kind: EdgeKind,
+    pub span: Span,
+}
+
+/// What a target node reports.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TargetKind {
+    /// `assert(e)` from `<assert.h>` (a call to `__assert_fail`).
+    Assert,
+    /// `reach_error()` / `__VERIFIER_error()`.
+    ReachError,
+    /// A label `ERROR:`.
+    ErrorLabel,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Target {
+    pub kind: TargetKind,
+    pub span: Span,
+    /// The asserted condition as written, when known.
+    pub condition: Option<String>,
+}
+
+/// The automaton of one function.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Cfa {
+    pub name: String,
+    pub func: FuncId,
+    pub params: Vec<VarId>,
+    /// Flattened return-value variables (empty for `void`).
+    pub ret: Vec<VarId>,
+    pub locals: Vec<VarInfo>,
+    pub nodes: Vec<CfaNode>,
+    pub edges: Vec<CfaEdge>,
+    pub entry: NodeId,
+    pub exit: NodeId,
+    pub targets: Vec<Target>,
+    /// A function like `__VERIFIER_assert` that only checks its arguments and reaches an
+    /// error: its properties are reported at each call site.
+    pub assert_helper: bool,
+}
+
+impl Cfa {
+    pub fn node(&self, n: NodeId) -> &CfaNode {
+        &self.nodes[n.0 as usize]
+    }
+
+    pub fn edge(&self, e: EdgeId) -> &CfaEdge {
+        &self.edges[e.0 as usize]
+    }
+
+    pub fn out_edges(&self, n: NodeId) -> impl Iterator<Item = (EdgeId, &CfaEdge)> + '_ {
+        self.node(n).out.iter().map(move |&e| (e, self.edge(e)))
+    }
+
+    pub fn node_ids(&self) -> impl Iterator<Item = NodeId> {
+        (0..self.nodes.len() as u32).map(NodeId)
+    }
+
+    pub fn loop_heads(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.node_ids().filter(|&n| self.node(n).loop_head)
+    }
+
+    /// Callees named by call edges.
+    pub fn callees(&self) -> Vec<FuncId> {
+        let mut out: Vec<FuncId> = self
+            .edges
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EdgeKind::CallSummary(c) => Some(c.callee),
+                _ => None,
+            })
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+}
+
+/// A function of the program: its automaton plus where it sits in the source.
+#[derive(Clone, Debug)]
+pub struct Function {
+    pub name: String,
+    pub cfa: Arc<Cfa>,
+    pub file: Arc<str>,
+    /// Absolute line the CFA's relative lines count from.
+    pub first_line: u32,
+}
+
+impl Function {
+    pub fn abs(&self, span: Span) -> SrcRange {
+        SrcRange {
+            file: self.file.clone(),
+            line: self.first_line + span.line,
+            col: span.col,
+            end_line: self.first_line + span.end_line,
+            end_col: span.end_col,
+        }
+    }
+}
+
+/// How wide C's types are.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum DataModel {
+    /// 64-bit `long` and pointers (x86-64 Linux).
+    Lp64,
+    /// 32-bit `long` and pointers (SV-COMP's `data_model: ILP32`).
+    Ilp32,
+}
+
+impl DataModel {
+    pub fn long_bits(self) -> u8 {
+        match self {
+            DataModel::Lp64 => 64,
+            DataModel::Ilp32 => 32,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DataModel::Lp64 => "LP64",
+            DataModel::Ilp32 => "ILP32",
+        }
+    }
+}
+
+/// A note the builder records about something it over-approximated or could not model.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BuildNote {
+    pub pos: SrcRange,
+    pub message: String,
+}
+
+/// A whole translation unit as automata.
+#[derive(Clone, Debug)]
+pub struct Program {
+    pub file: Arc<str>,
+    /// The user's source text (for excerpts in traces); empty if unknown.
+    pub source: Arc<str>,
+    pub data_model: DataModel,
+    pub globals: Vec<VarInfo>,
+    /// Every function with a body, plus the synthetic start function last.
+    pub functions: Vec<Function>,
+    pub by_name: HashMap<String, FuncId>,
+    /// The synthetic function that initialises globals and calls the entry.
+    pub start: FuncId,
+    /// The entry function the start function calls (`main`), if there is one.
+    pub entry: Option<FuncId>,
+    /// Variables whose address escapes: a write through a pointer may change them.
+    pub escaped: Vec<VarId>,
+    pub notes: Vec<BuildNote>,
+}
+
+impl Program {
+    pub fn func(&self, f: FuncId) -> &Function {
+        &self.functions[f.0 as usize]
+    }
+
+    pub fn cfa(&self, f: FuncId) -> &Cfa {
+        &self.functions[f.0 as usize].cfa
+    }
+
+    pub fn var(&self, v: VarId) -> &VarInfo {
+        match v.func() {
+            None => &self.globals[v.index()],
+            Some(f) => &self.cfa(f).locals[v.index()],
+        }
+    }
+
+    /// The variable's name as a user reads it (locals of other functions qualified).
+    pub fn var_name(&self, v: VarId) -> &str {
+        &self.var(v).name
+    }
+
+    pub fn func_ids(&self) -> impl Iterator<Item = FuncId> {
+        (0..self.functions.len() as u32).map(FuncId)
+    }
+
+    /// Functions reachable from `f` through calls, `f` included.
+    pub fn reachable_functions(&self, f: FuncId) -> Vec<FuncId> {
+        let mut seen = vec![false; self.functions.len()];
+        let mut stack = vec![f];
+        let mut out = Vec::new();
+        while let Some(g) = stack.pop() {
+            if std::mem::replace(&mut seen[g.0 as usize], true) {
+                continue;
+            }
+            out.push(g);
+            stack.extend(self.cfa(g).callees());
+        }
+        out.sort();
+        out
+    }
+
+    /// Functions that can call themselves, directly or through others.
+    pub fn recursive_functions(&self) -> Vec<FuncId> {
+        self.func_ids()
+            .filter(|&f| {
+                self.cfa(f)
+                    .callees()
+                    .into_iter()
+                    .any(|g| self.reachable_functions(g).contains(&f))
+            })
+            .collect()
+    }
+}

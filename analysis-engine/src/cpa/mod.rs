@@ -1,0 +1,57 @@
+//! The analyses as CPAs: location and call stack (the skeleton of every configuration), the
+//! composite that combines them with a data analysis, and the data analyses themselves.
+
+pub mod callstack;
+pub mod composite;
+pub mod location;
+pub mod value;
+
+use crate::cfa::{Call, EdgeKind, Program};
+use crate::core::cpa::PrecisionStep;
+use crate::core::Op;
+use crate::ir::FuncId;
+use location::Loc;
+
+/// What a data analysis sees of one operation.
+#[derive(Clone, Copy, Debug)]
+pub enum OpKind<'a> {
+    Edge(&'a EdgeKind),
+    /// Entering `callee`; `recursive` if another activation of it is suspended (its locals
+    /// must be saved).
+    Call { call: &'a Call, callee: FuncId, recursive: bool },
+    /// Leaving `callee` back to the call site; `recursive` if a suspended activation of it
+    /// resumes (its locals must be restored).
+    Return { call: &'a Call, callee: FuncId, recursive: bool },
+}
+
+/// One operation with its context.
+#[derive(Clone, Copy, Debug)]
+pub struct OpCtx<'a> {
+    pub op: Op,
+    pub kind: OpKind<'a>,
+    pub from: Loc,
+    pub to: Loc,
+}
+
+/// A component analysis of the composite CPA: it interprets operations on its own states and
+/// leaves control flow to the location and call-stack CPAs.
+pub trait DataCpa {
+    type State: Clone + std::fmt::Debug;
+    type Precision: Clone + std::fmt::Debug;
+
+    fn initial(&self, program: &Program) -> (Self::State, Self::Precision);
+
+    /// The successor along one operation, `None` if it is infeasible (⊥).
+    fn transfer(&self, program: &Program, state: &Self::State, prec: &Self::Precision, op: &OpCtx) -> Option<Self::State>;
+
+    /// `new ⊑ reached`.
+    fn leq(&self, new: &Self::State, reached: &Self::State) -> bool;
+
+    /// See [`crate::core::cpa::Cpa::merge`]; default merge-sep.
+    fn merge(&self, _new: &Self::State, _reached: &Self::State, _prec: &Self::Precision, _loc: Loc) -> Option<Self::State> {
+        None
+    }
+
+    /// `prec` at the location the state has just reached.
+    fn adjust_precision(&self, state: Self::State, prec: Self::Precision, loc: Loc) -> PrecisionStep<Self::State, Self::Precision>;
+}

@@ -1,0 +1,296 @@
+//! C front end: runs the preprocessor on a buffer, parses the result with lang-c, and keeps the
+//! line map that takes every span back to the user's file, line and column.
+//!
+//! Broken input is data, not a crash: every failure is a [`FrontendError`] with a position
+//! where one is known.
+
+pub mod linemap;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use lang_c::ast::TranslationUnit;
+use lang_c::driver::{parse_preprocessed, Config};
+
+pub use linemap::{LineMap, SrcPos};
+
+/// Deepest bracket nesting the front end accepts; deeper input is refused before parsing so
+/// that no recursive pass can exhaust the stack.
+pub const MAX_NESTING: usize = 256;
+
+/// Largest preprocessed text the front end parses (bytes).
+pub const MAX_PP_BYTES: usize = 8 << 20;
+
+/// The text to verify and the path it belongs to (the path names it in positions and sets
+/// the include directory; the text need not be saved).
+#[derive(Clone, Debug)]
+pub struct SourceInput {
+    pub path: PathBuf,
+    pub text: String,
+}
+
+impl SourceInput {
+    /// Reads a file from disk.
+    pub fn read(path: &Path) -> Result<SourceInput, FrontendError> {
+        let bytes = std::fs::read(path).map_err(|e| FrontendError::Io {
+            message: format!("cannot read {}: {}", path.display(), e),
+        })?;
+        let text = String::from_utf8(bytes).map_err(|_| FrontendError::Io {
+            message: format!("{} is not UTF-8 text", path.display()),
+        })?;
+        Ok(SourceInput { path: path.to_path_buf(), text })
+    }
+
+    /// The name positions use for this input.
+    pub fn display_name(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    /// `.i` files are already preprocessed and are read as they are.
+    pub fn is_preprocessed(&self) -> bool {
+        self.path.extension().is_some_and(|e| e == "i")
+    }
+}
+
+/// Why a buffer could not be turned into an AST.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FrontendError {
+    Io { message: String },
+    Preprocess { message: String, pos: Option<SrcPos> },
+    Syntax { message: String, pos: SrcPos },
+    TooComplex { message: String, pos: SrcPos },
+}
+
+impl FrontendError {
+    pub fn message(&self) -> &str {
+        match self {
+            FrontendError::Io { message }
+            | FrontendError::Preprocess { message, .. }
+            | FrontendError::Syntax { message, .. }
+            | FrontendError::TooComplex { message, .. } => message,
+        }
+    }
+
+    pub fn pos(&self) -> Option<&SrcPos> {
+        match self {
+            FrontendError::Io { .. } => None,
+            FrontendError::Preprocess { pos, .. } => pos.as_ref(),
+            FrontendError::Syntax { pos, .. } | FrontendError::TooComplex { pos, .. } => Some(pos),
+        }
+    }
+}
+
+impl std::fmt::Display for FrontendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.pos() {
+            Some(p) => write!(f, "{}:{}:{}: {}", p.file, p.line, p.col, self.message()),
+            None => write!(f, "{}", self.message()),
+        }
+    }
+}
+
+/// A parsed translation unit with the text it was parsed from.
+pub struct Parsed {
+    pub unit: TranslationUnit,
+    /// The preprocessed text; lang-c spans are byte offsets into it.
+    pub pp: String,
+    pub linemap: LineMap,
+}
+
+/// Preprocesses and parses a buffer.
+pub fn parse(input: &SourceInput) -> Result<Parsed, FrontendError> {
+    let name = input.display_name();
+    let (pp, follow_markers) = if input.is_preprocessed() {
+        (input.text.clone(), false)
+    } else {
+        (preprocess(input)?, true)
+    };
+    if pp.len() > MAX_PP_BYTES {
+        return Err(FrontendError::TooComplex {
+            message: format!(
+                "preprocessed input is {} bytes; the limit is {} bytes",
+                pp.len(),
+                MAX_PP_BYTES
+            ),
+            pos: SrcPos { file: name.as_str().into(), line: 1, col: 1 },
+        });
+    }
+    let linemap = LineMap::new(&pp, &name, follow_markers);
+    if pp.contains('\0') {
+        return Err(FrontendError::Syntax {
+            message: "input contains NUL bytes; it does not look like C source".into(),
+            pos: linemap.pos(pp.find('\0').unwrap_or(0)),
+        });
+    }
+    if let Some(off) = too_deep(&pp) {
+        return Err(FrontendError::TooComplex {
+            message: format!("brackets nest deeper than {} levels", MAX_NESTING),
+            pos: linemap.pos(off),
+        });
+    }
+    let config = Config::with_gcc();
+    match parse_preprocessed(&config, pp) {
+        Ok(p) => Ok(Parsed { unit: p.unit, pp: p.source, linemap }),
+        Err(e) => {
+            let mut expected: Vec<&str> = e.expected.iter().copied().collect();
+            expected.sort_unstable();
+            expected.truncate(8);
+            let found = token_at(&e.source, e.offset);
+            let message = if found.is_empty() {
+                format!("syntax error: unexpected end of input, expected {}", expected.join(", "))
+            } else {
+                format!("syntax error: unexpected `{}`, expected {}", found, expected.join(", "))
+            };
+            Err(FrontendError::Syntax { message, pos: linemap.pos(e.offset) })
+        }
+    }
+}
+
+/// Runs `cc -E` on the buffer, naming it after its path so that the line markers point at it.
+fn preprocess(input: &SourceInput) -> Result<String, FrontendError> {
+    let name = input.display_name();
+    let dir = input.path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let cc = std::env::var("CPALS_CC").unwrap_or_else(|_| "cc".to_string());
+    let mut child = Command::new(&cc)
+        .args(["-E", "-x", "c", "-std=gnu11", "-D__CPALS__"])
+        .arg("-I")
+        .arg(dir)
+        .arg("-")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| FrontendError::Preprocess {
+            message: format!("cannot run the C preprocessor `{} -E`: {}", cc, e),
+            pos: None,
+        })?;
+    let mut text = String::with_capacity(input.text.len() + 64);
+    text.push_str(&format!("#line 1 \"{}\"\n", name.replace('\\', "\\\\").replace('"', "\\\"")));
+    text.push_str(&input.text);
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    // Feed stdin from a thread so that a large output cannot deadlock the pipe.
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(text.as_bytes());
+    });
+    let out = child.wait_with_output().map_err(|e| FrontendError::Preprocess {
+        message: format!("the C preprocessor failed: {}", e),
+        pos: None,
+    })?;
+    let _ = writer.join();
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let first = stderr
+            .lines()
+            .find(|l| l.contains("error"))
+            .or_else(|| stderr.lines().next())
+            .unwrap_or("the C preprocessor failed")
+            .to_string();
+        let pos = parse_cc_position(&first, &name);
+        let message = match &pos {
+            Some(_) => first.splitn(4, ':').nth(3).unwrap_or(&first).trim().to_string(),
+            None => first,
+        };
+        return Err(FrontendError::Preprocess { message, pos });
+    }
+    String::from_utf8(out.stdout).map_err(|_| FrontendError::Preprocess {
+        message: "the preprocessed text is not UTF-8".into(),
+        pos: None,
+    })
+}
+
+/// Reads `file:line:col: error: …` as printed by gcc.
+fn parse_cc_position(line: &str, name: &str) -> Option<SrcPos> {
+    let rest = line.strip_prefix(name)?.strip_prefix(':')?;
+    let mut parts = rest.splitn(3, ':');
+    let l: u32 = parts.next()?.trim().parse().ok()?;
+    let c: u32 = parts.next()?.trim().parse().unwrap_or(1);
+    Some(SrcPos { file: name.into(), line: l, col: c })
+}
+
+/// The offset where bracket nesting first exceeds [`MAX_NESTING`], if it does.
+fn too_deep(pp: &str) -> Option<usize> {
+    let bytes = pp.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0;
+    let mut line_start = true;
+    while i < bytes.len() {
+        let b = bytes[i];
+        match b {
+            b'\n' => line_start = true,
+            b'#' if line_start => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'"' | b'\'' => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != b && bytes[i] != b'\n' {
+                    if bytes[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Some(i);
+                }
+            }
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            b' ' | b'\t' | b'\r' => {}
+            _ => line_start = false,
+        }
+        if b != b' ' && b != b'\t' && b != b'\n' && b != b'\r' {
+            line_start = false;
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The token text at an offset, for error messages.
+fn token_at(src: &str, offset: usize) -> String {
+    let rest = src.get(offset..).unwrap_or("");
+    let tok: String = rest
+        .chars()
+        .take_while(|c| !c.is_whitespace())
+        .take(24)
+        .collect();
+    tok
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(name: &str, text: &str) -> SourceInput {
+        SourceInput { path: PathBuf::from(name), text: text.to_string() }
+    }
+
+    #[test]
+    fn syntax_error_has_user_position() {
+        let err = parse(&input("/tmp/bad.c", "int main(void) {\n  int x = ;\n}\n")).err().unwrap();
+        let pos = err.pos().unwrap();
+        assert_eq!((pos.line, pos.col), (2, 11), "{err}");
+        assert!(err.message().contains("syntax error"), "{err}");
+    }
+
+    #[test]
+    fn deep_nesting_is_refused() {
+        let text = format!("int x = {}1{};\n", "(".repeat(5000), ")".repeat(5000));
+        let err = parse(&input("/tmp/deep.c", &text)).err().unwrap();
+        assert!(matches!(err, FrontendError::TooComplex { .. }), "{err}");
+    }
+
+    #[test]
+    fn includes_of_system_headers_work() {
+        let p = parse(&input("/tmp/inc.c", "#include <assert.h>\nint main(void){ assert(1); return 0; }\n"));
+        assert!(p.is_ok());
+    }
+}

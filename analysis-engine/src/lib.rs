@@ -1,0 +1,77 @@
+//! The cpals verification engine: C front end, control-flow automata, the CPA framework with
+//! CEGAR, the analyses of the seed papers, the SMT layer and plain-data reports.
+//!
+//! Architecture invariant: this crate knows nothing of LSP, tokio or JSON-RPC. Its surface is
+//! [`load`] (text to automata) and [`verify`] (automata to a [`report::Report`]).
+
+pub mod cfa;
+pub mod core;
+pub mod frontend;
+pub mod cpa;
+pub mod ir;
+pub mod properties;
+pub mod report;
+pub mod smt;
+pub mod verify;
+
+pub use core::Cancel;
+pub use verify::{verify, Analysis, VerifyConfig};
+
+use cfa::build::BuildError;
+use cfa::{DataModel, Program};
+use frontend::{FrontendError, SourceInput, SrcPos};
+
+/// Why a buffer could not be turned into automata.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LoadError {
+    Frontend(FrontendError),
+    Build(BuildError),
+}
+
+impl LoadError {
+    pub fn message(&self) -> &str {
+        match self {
+            LoadError::Frontend(e) => e.message(),
+            LoadError::Build(e) => &e.message,
+        }
+    }
+
+    pub fn pos(&self) -> Option<&SrcPos> {
+        match self {
+            LoadError::Frontend(e) => e.pos(),
+            LoadError::Build(e) => Some(&e.pos),
+        }
+    }
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadError::Frontend(e) => e.fmt(f),
+            LoadError::Build(e) => e.fmt(f),
+        }
+    }
+}
+
+/// Stack size of the thread that parses and builds (the parser and the builder recurse).
+const FRONTEND_STACK: usize = 256 << 20;
+
+/// Preprocesses, parses and builds the automata of a buffer.
+pub fn load(input: &SourceInput, model: DataModel) -> Result<Program, LoadError> {
+    let input = input.clone();
+    let worker = std::thread::Builder::new()
+        .name("cpals-frontend".into())
+        .stack_size(FRONTEND_STACK)
+        .spawn(move || {
+            let parsed = frontend::parse(&input).map_err(LoadError::Frontend)?;
+            let mut program = cfa::build::build_program(&parsed, model).map_err(LoadError::Build)?;
+            program.source = std::sync::Arc::from(input.text.as_str());
+            Ok(program)
+        });
+    match worker {
+        Ok(h) => h.join().unwrap_or_else(|_| {
+            Err(LoadError::Frontend(FrontendError::Io { message: "internal error in the front end".into() }))
+        }),
+        Err(e) => Err(LoadError::Frontend(FrontendError::Io { message: format!("cannot start the front end: {}", e) })),
+    }
+}

@@ -1,0 +1,122 @@
+//! The result of a verification run as plain data: a verdict per property with its reason,
+//! counterexample traces with values, loop invariants, code proven unreachable, statistics.
+//! No LSP or JSON types here: the server and the CLI convert.
+
+use crate::cfa::{SrcRange, TargetKind};
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Verdict {
+    /// Proved: the property holds on every execution.
+    True,
+    /// Violated: a confirmed counterexample exists.
+    False,
+    Unknown,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::True => "true",
+            Verdict::False => "false",
+            Verdict::Unknown => "unknown",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StepKind {
+    Assume { taken: bool },
+    Assign,
+    Input,
+    Declaration,
+    Call,
+    Return,
+    Other,
+}
+
+/// One step of a counterexample.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceStep {
+    pub range: SrcRange,
+    pub function: String,
+    /// The source text of the step (or the operation, for code without text).
+    pub text: String,
+    pub kind: StepKind,
+    /// Variables written (or, for branches, read) at this step, with their values, in order.
+    pub values: Vec<(String, String)>,
+    /// For input steps: where the value comes from (e.g. `__VERIFIER_nondet_int`) and the value.
+    pub input: Option<(String, String)>,
+    pub depth: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PropertyReport {
+    pub kind: TargetKind,
+    /// The function the check is written in.
+    pub function: String,
+    pub range: SrcRange,
+    /// The checked condition as written, when known.
+    pub condition: Option<String>,
+    pub verdict: Verdict,
+    /// Why the verdict is `unknown` (or how a proof or violation was obtained).
+    pub reason: Option<String>,
+    pub analysis: String,
+    /// For violations: the confirmed counterexample, from the entry to the violation.
+    pub trace: Vec<TraceStep>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InvariantReport {
+    pub function: String,
+    /// The loop's head (its keyword).
+    pub range: SrcRange,
+    /// A C expression over the program's variables.
+    pub expr: String,
+    /// The analysis that found it (`value`, `predicate`, `lpi`).
+    pub source: String,
+    /// Checked inductive by an independent SMT query (invariants that fail are not reported).
+    pub inductive: bool,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub time_ms: u64,
+    pub refinements: u64,
+    /// Abstract states created (the ARG's nodes, including removed ones).
+    pub states: u64,
+    pub expanded: u64,
+    pub covered: u64,
+    pub smt_queries: u64,
+    /// Tracked (location, variable) pairs at the end.
+    pub precision: u64,
+    pub tracked_variables: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Report {
+    pub file: String,
+    pub verdict: Verdict,
+    pub properties: Vec<PropertyReport>,
+    pub invariants: Vec<InvariantReport>,
+    /// Code no execution reaches (only when the analysis completed).
+    pub unreachable: Vec<SrcRange>,
+    pub analysis: String,
+    /// How C was modelled (data model, overflow, encodings).
+    pub semantics: Vec<String>,
+    /// Constructs the front end over-approximated.
+    pub notes: Vec<(SrcRange, String)>,
+    pub stats: Stats,
+}
+
+impl Report {
+    /// A file's verdict: false if any property is violated, true if all are proved.
+    pub fn file_verdict(props: &[PropertyReport]) -> Verdict {
+        if props.iter().any(|p| p.verdict == Verdict::False) {
+            Verdict::False
+        } else if props.iter().all(|p| p.verdict == Verdict::True) {
+            Verdict::True
+        } else {
+            Verdict::Unknown
+        }
+    }
+}

@@ -1,0 +1,43 @@
+//! The SMT layer: the only module that imports z3 (system Z3 4.8.12 through the `z3` crate,
+//! which keeps one context per thread). It encodes C's machine-integer semantics as
+//! bit-vectors and answers path queries.
+
+pub mod path;
+
+use z3::{Params, SatResult, Solver};
+
+use crate::core::Cancel;
+
+/// Default limit for one query when no deadline is closer.
+pub const QUERY_TIMEOUT_MS: u64 = 10_000;
+
+/// A solver with a timeout derived from the cancellation token's deadline.
+pub fn solver(cancel: &Cancel, limit_ms: u64) -> Solver {
+    let s = Solver::new();
+    let ms = cancel.remaining_ms().map_or(limit_ms, |r| r.min(limit_ms)).max(1);
+    let mut p = Params::new();
+    p.set_u32("timeout", ms.min(u32::MAX as u64) as u32);
+    s.set_params(&p);
+    s
+}
+
+/// The outcome of a satisfiability query.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Sat {
+    Sat,
+    Unsat,
+    Unknown(String),
+}
+
+pub fn check(s: &Solver) -> Sat {
+    match s.check() {
+        SatResult::Sat => Sat::Sat,
+        SatResult::Unsat => Sat::Unsat,
+        SatResult::Unknown => Sat::Unknown(s.get_reason_unknown().unwrap_or_else(|| "unknown".into())),
+    }
+}
+
+/// The Z3 version string (for `cpals --version` and reports).
+pub fn z3_version() -> String {
+    z3::full_version().to_string()
+}

@@ -1,0 +1,456 @@
+//! `verify`: runs the configured analysis on a program and turns its outcome into a
+//! [`Report`]. Implements the CEGAR loop of seed 000 (Alg. 2 with the lazy refinement of
+//! §III-F a) over all properties at once: a confirmed violation is recorded and the search
+//! goes on for the other properties; a spurious error path refines the precision and the
+//! ARG is re-explored from the refinement root.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::cfa::{EdgeKind, Program, SrcRange};
+use crate::core::algorithm::{Exploration, Limits, Outcome};
+use crate::core::arg::ArgId;
+use crate::core::waitlist::{Order, Waitlist};
+use crate::core::{Cancel, Interrupt, Op};
+use crate::cpa::composite::{CompositeCpa, CompositeState};
+use crate::cpa::location::Loc;
+use crate::cpa::value::interpolation::{interpolate_path, replay};
+use crate::cpa::value::precision::ValuePrecision;
+use crate::cpa::value::state::ValueState;
+use crate::cpa::value::ValueCpa;
+use crate::cpa::{OpCtx, OpKind};
+use crate::ir::{InputSource, Stmt};
+use crate::properties::{properties, Property, PropertyKey};
+use crate::report::{PropertyReport, Report, Stats, StepKind, TraceStep, Verdict};
+use crate::smt::path::{check_path, PathResult, StepValues};
+
+/// Which analysis `verify` runs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Analysis {
+    /// Explicit-value analysis with CEGAR and explicit-value interpolation (seed 000).
+    Value,
+}
+
+impl Analysis {
+    pub fn name(self) -> &'static str {
+        match self {
+            Analysis::Value => "value",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Analysis> {
+        match s {
+            "value" | "explicit" => Some(Analysis::Value),
+            _ => None,
+        }
+    }
+}
+
+/// Everything a run depends on besides the program.
+#[derive(Clone, Debug)]
+pub struct VerifyConfig {
+    pub analysis: Analysis,
+    pub timeout: Option<Duration>,
+    pub order: Order,
+    /// Abstract states kept at most (bounds memory).
+    pub max_states: usize,
+    /// Calls deeper than this are not explored (recursion).
+    pub max_call_depth: usize,
+    pub max_refinements: u64,
+    /// Scoped precision refinement (seed 000 §III-F b).
+    pub scoped_precision: bool,
+}
+
+impl VerifyConfig {
+    pub fn new(analysis: Analysis) -> VerifyConfig {
+        VerifyConfig {
+            analysis,
+            timeout: None,
+            order: Order::Dfs,
+            max_states: 2_000_000,
+            max_call_depth: 256,
+            max_refinements: 20_000,
+            scoped_precision: true,
+        }
+    }
+}
+
+/// What one property ended with.
+#[derive(Clone, Debug)]
+enum Decision {
+    Violated(Vec<TraceStep>),
+    Unknown(String),
+}
+
+/// Runs the configured analysis and reports on every property.
+pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Report {
+    let started = Instant::now();
+    let cancel = cancel.child(config.timeout.map(|t| started + t));
+    let props = properties(program);
+    let mut stats = Stats::default();
+    let run = match config.analysis {
+        Analysis::Value => run_value(program, config, &cancel, &mut stats),
+    };
+    stats.time_ms = started.elapsed().as_millis() as u64;
+    let analysis = config.analysis.name().to_string();
+    let properties: Vec<PropertyReport> = props
+        .iter()
+        .map(|prop| {
+            let (verdict, reason, trace) = match run.decisions.get(&prop.key) {
+                Some(Decision::Violated(t)) => (Verdict::False, None, t.clone()),
+                Some(Decision::Unknown(r)) => (Verdict::Unknown, Some(r.clone()), Vec::new()),
+                None => match &run.open_reason {
+                    None => (Verdict::True, None, Vec::new()),
+                    Some(r) => (Verdict::Unknown, Some(r.clone()), Vec::new()),
+                },
+            };
+            PropertyReport {
+                kind: prop.kind,
+                function: program.func(prop.function).name.clone(),
+                range: prop.range.clone(),
+                condition: prop_condition(program, prop),
+                verdict,
+                reason,
+                analysis: analysis.clone(),
+                trace,
+            }
+        })
+        .collect();
+    let mut semantics = vec![
+        format!("data model {}", program.data_model.name()),
+        "signed overflow modelled as wrap-around".to_string(),
+        "counterexamples confirmed with a bit-precise SMT path check".to_string(),
+    ];
+    if !program.escaped.is_empty() {
+        semantics.push("memory reached through pointers over-approximated".into());
+    }
+    Report {
+        file: program.file.to_string(),
+        verdict: Report::file_verdict(&properties),
+        properties,
+        invariants: Vec::new(),
+        unreachable: run.unreachable,
+        analysis,
+        semantics,
+        notes: program.notes.iter().map(|n| (n.pos.clone(), n.message.clone())).collect(),
+        stats,
+    }
+}
+
+/// The condition text of a property: the assertion's string, or the helper call's argument.
+fn prop_condition(p: &Program, prop: &Property) -> Option<String> {
+    if prop.condition.is_some() {
+        return prop.condition.clone();
+    }
+    let text = excerpt(p, &prop.range)?;
+    let open = text.find('(')?;
+    let close = text.rfind(')')?;
+    (close > open + 1).then(|| text[open + 1..close].trim().to_string())
+}
+
+struct RunResult {
+    decisions: BTreeMap<PropertyKey, Decision>,
+    /// Why properties without a decision are not proved (`None`: they are).
+    open_reason: Option<String>,
+    unreachable: Vec<SrcRange>,
+}
+
+type ValueComposite<'p> = CompositeCpa<'p, ValueCpa>;
+
+/// Explicit-value CEGAR.
+fn run_value(p: &Program, cfg: &VerifyConfig, cancel: &Cancel, stats: &mut Stats) -> RunResult {
+    let mut prec = Arc::new(ValuePrecision::default());
+    let cpa = CompositeCpa::new(p, ValueCpa { initial_precision: prec.clone() }, cfg.max_call_depth);
+    let mut ex = Exploration::new(&cpa, Waitlist::new(cfg.order));
+    let limits = Limits { max_states: cfg.max_states };
+    let mut decisions = BTreeMap::new();
+    let interrupted = loop {
+        match ex.run(&cpa, cancel, &limits) {
+            Outcome::Exhausted => break None,
+            Outcome::Interrupted(i) => break Some(i),
+            Outcome::Target(t) => {
+                let key = cpa.property_of(&ex.arg.node(t).state).expect("targets have properties");
+                let (nodes, ops) = path_ops(&cpa, &ex, t);
+                match refine_value(p, &ex, &nodes, &ops, &prec, cfg, cancel, stats) {
+                    Refinement::Spurious { precision, pivot } => {
+                        stats.refinements += 1;
+                        if stats.refinements > cfg.max_refinements {
+                            break Some(Interrupt::Limit(format!("more than {} refinements", cfg.max_refinements)));
+                        }
+                        prec = precision;
+                        for n in ex.prune(&cpa, pivot) {
+                            ex.arg.node_mut(n).prec = prec.clone();
+                        }
+                    }
+                    Refinement::Feasible(values) => {
+                        let trace = build_trace(p, &cpa, &ex, &nodes, &ops, &values);
+                        decisions.insert(key, Decision::Violated(trace));
+                        cpa.decide(key);
+                        ex.requeue(&cpa, t);
+                    }
+                    Refinement::Unknown(reason) => {
+                        decisions.insert(key, Decision::Unknown(reason));
+                        cpa.decide(key);
+                        ex.requeue(&cpa, t);
+                    }
+                    Refinement::Interrupted(i) => break Some(i),
+                }
+            }
+        }
+    };
+    stats.states = ex.arg.created() as u64;
+    stats.expanded = ex.stats.expanded;
+    stats.covered = ex.stats.covered;
+    stats.precision = prec.size() as u64;
+    stats.tracked_variables = prec.variables().iter().map(|v| p.var_name(*v).to_string()).collect();
+    let incomplete = cpa.incompleteness();
+    let open_reason = match (&interrupted, incomplete.is_empty()) {
+        (Some(i), _) => Some(i.describe()),
+        (None, false) => Some(incomplete.join("; ")),
+        (None, true) => None,
+    };
+    let unreachable = if open_reason.is_none() { unreachable_code(p, &ex) } else { Vec::new() };
+    RunResult { decisions, open_reason, unreachable }
+}
+
+/// The ARG path to a node as its nodes and the operations between them.
+fn path_ops<'p>(cpa: &ValueComposite<'p>, ex: &Exploration<ValueComposite<'p>>, t: ArgId) -> (Vec<ArgId>, Vec<OpCtx<'p>>) {
+    let path = ex.arg.path_to(t);
+    let nodes: Vec<ArgId> = path.iter().map(|(n, _)| *n).collect();
+    let mut ops = Vec::with_capacity(path.len());
+    for w in path.windows(2) {
+        let (prev, _) = w[0];
+        let (next, op) = w[1];
+        let op = op.expect("non-root nodes have an operation");
+        let to = ex.arg.node(next).state.loc;
+        ops.push(cpa.op_ctx(op, &ex.arg.node(prev).state, to));
+    }
+    (nodes, ops)
+}
+
+enum Refinement {
+    Spurious { precision: Arc<ValuePrecision>, pivot: ArgId },
+    Feasible(Vec<StepValues>),
+    Unknown(String),
+    Interrupted(Interrupt),
+}
+
+/// Checks an error path: explicit replay, interpolation if it is infeasible, otherwise a
+/// bit-precise SMT check that must confirm it before it is reported.
+#[allow(clippy::too_many_arguments)]
+fn refine_value<'p>(
+    p: &Program,
+    ex: &Exploration<ValueComposite<'p>>,
+    nodes: &[ArgId],
+    ops: &[OpCtx],
+    prec: &Arc<ValuePrecision>,
+    cfg: &VerifyConfig,
+    cancel: &Cancel,
+    stats: &mut Stats,
+) -> Refinement {
+    match replay(p, &ValueState::default(), ops) {
+        Err(_) => {
+            let itps = match interpolate_path(p, ops, cancel) {
+                Ok(i) => i,
+                Err(i) => return Refinement::Interrupted(i),
+            };
+            let mut next = (**prec).clone();
+            let mut pivot = None;
+            for (i, itp) in itps.iter().enumerate() {
+                let node = nodes[i + 1];
+                let n = ex.arg.node(node);
+                let loc = n.state.loc;
+                for v in itp.vars() {
+                    if pivot.is_none() && !n.prec.tracks(loc, v) {
+                        pivot = Some(node);
+                    }
+                    if cfg.scoped_precision {
+                        next.everywhere.insert(v);
+                    } else {
+                        next.at.entry(loc).or_default().insert(v);
+                    }
+                }
+            }
+            match pivot {
+                Some(pivot) => Refinement::Spurious { precision: Arc::new(next), pivot },
+                None => Refinement::Unknown("the refinement of an infeasible error path made no progress".into()),
+            }
+        }
+        Ok(_) => {
+            stats.smt_queries += 1;
+            match check_path(p, ops, cancel) {
+                PathResult::Feasible(v) => Refinement::Feasible(v),
+                PathResult::Infeasible => Refinement::Unknown(
+                    "an error path is infeasible, but the explicit-value analysis cannot refute it \
+                     (it needs relations between variables)"
+                        .into(),
+                ),
+                PathResult::Imprecise(why) => Refinement::Unknown(why),
+                PathResult::Unknown(why) => match cancel.check() {
+                    Err(i) => Refinement::Interrupted(i),
+                    Ok(()) => Refinement::Unknown(why),
+                },
+            }
+        }
+    }
+}
+
+/// The source text of a range (its first line), if it is in the main file.
+pub fn excerpt(p: &Program, r: &SrcRange) -> Option<String> {
+    if r.file != p.file || r.col == 0 {
+        return None;
+    }
+    let line = p.source.lines().nth(r.line.checked_sub(1)? as usize)?;
+    let start = (r.col as usize).checked_sub(1)?;
+    let end = if r.end_line == r.line && r.end_col > r.col { (r.end_col as usize - 1).min(line.len()) } else { line.len() };
+    let text = line.get(start..end)?.trim();
+    if text.is_empty() {
+        return None;
+    }
+    let mut t: String = text.chars().take(160).collect();
+    if t.ends_with(';') {
+        t.pop();
+    }
+    Some(t)
+}
+
+fn value_text(p: &Program, v: crate::ir::VarId, idx: Option<i64>, val: i128) -> (String, String) {
+    let info = p.var(v);
+    let name = match idx {
+        Some(i) => format!("{}[{}]", info.name, i),
+        None => info.name.clone(),
+    };
+    let shown = if info.pointer { format!("{:#x}", val) } else { val.to_string() };
+    (name, shown)
+}
+
+/// Turns a confirmed path and its model into user-facing steps.
+fn build_trace<'p>(
+    p: &Program,
+    _cpa: &ValueComposite<'p>,
+    ex: &Exploration<ValueComposite<'p>>,
+    nodes: &[ArgId],
+    ops: &[OpCtx],
+    values: &[StepValues],
+) -> Vec<TraceStep> {
+    let mut steps = Vec::new();
+    for (i, op) in ops.iter().enumerate() {
+        let before: &CompositeState<ValueState> = &ex.arg.node(nodes[i]).state;
+        let vals = &values[i];
+        let (f, e) = op.op.edge();
+        let func = p.func(f);
+        let edge = func.cfa.edge(e);
+        let range = func.abs(edge.span);
+        if range.col == 0 {
+            continue;
+        }
+        let (kind, hide) = match (&op.op, op.kind) {
+            (_, OpKind::Edge(EdgeKind::Blank)) => (StepKind::Other, true),
+            (_, OpKind::Edge(EdgeKind::Assume { truth, .. })) => (StepKind::Assume { taken: *truth }, false),
+            (_, OpKind::Edge(EdgeKind::Declaration(Stmt::Input { source: InputSource::Uninitialised, .. }))) => {
+                (StepKind::Declaration, true)
+            }
+            (_, OpKind::Edge(EdgeKind::Statement(Stmt::Input { .. }) | EdgeKind::Declaration(Stmt::Input { .. }))) => {
+                (StepKind::Input, false)
+            }
+            (_, OpKind::Edge(EdgeKind::Declaration(_))) => (StepKind::Declaration, false),
+            (_, OpKind::Edge(_)) => (StepKind::Assign, false),
+            (Op::Call(..), _) => (StepKind::Call, false),
+            (Op::Return(..), _) => (StepKind::Return, false),
+            _ => (StepKind::Other, false),
+        };
+        if hide {
+            continue;
+        }
+        let shown: Vec<_> = match kind {
+            StepKind::Assume { .. } => &vals.reads,
+            _ => &vals.writes,
+        }
+        .iter()
+        .filter(|(v, _, _)| !p.var(*v).synthetic)
+        .map(|(v, i, x)| value_text(p, *v, *i, *x))
+        .collect();
+        let mut dedup: Vec<(String, String)> = Vec::new();
+        for (n, v) in shown {
+            if let Some(e) = dedup.iter_mut().find(|(m, _)| *m == n) {
+                e.1 = v;
+            } else {
+                dedup.push((n, v));
+            }
+        }
+        let input = match (&kind, op.kind) {
+            (StepKind::Input, OpKind::Edge(EdgeKind::Statement(Stmt::Input { source, .. }) | EdgeKind::Declaration(Stmt::Input { source, .. }))) => {
+                let src = match source {
+                    InputSource::Call(c) => c.clone(),
+                    InputSource::Uninitialised => "uninitialised".into(),
+                };
+                vals.input.map(|v| (src, v.to_string()))
+            }
+            _ => None,
+        };
+        // Steps that only move values between the builder's temporaries say nothing.
+        let writes_only_temps = !vals.writes.is_empty() && vals.writes.iter().all(|(v, _, _)| p.var(*v).synthetic);
+        if matches!(kind, StepKind::Assign | StepKind::Declaration) && writes_only_temps && input.is_none() {
+            continue;
+        }
+        let text = match op.op {
+            Op::Return(..) => format!("return from {}", p.cfa(p.cfa(f).edge(e).kind.callee().expect("call edge")).name),
+            _ => excerpt(p, &range).unwrap_or_else(|| crate::cfa::pretty::edge(p, &edge.kind)),
+        };
+        steps.push(TraceStep {
+            range,
+            function: match op.op {
+                Op::Call(..) | Op::Return(..) => func.name.clone(),
+                Op::Edge(..) => func.name.clone(),
+            },
+            text,
+            kind,
+            values: dedup,
+            input,
+            depth: before.stack.depth(),
+        });
+    }
+    steps
+}
+
+/// Code no explored state reaches, in functions the analysis entered.
+fn unreachable_code<'p>(p: &Program, ex: &Exploration<ValueComposite<'p>>) -> Vec<SrcRange> {
+    let mut reached: HashSet<Loc> = HashSet::new();
+    for id in ex.arg.live_nodes() {
+        reached.insert(ex.arg.node(id).state.loc);
+    }
+    let funcs: BTreeSet<_> = reached.iter().map(|l| l.func).collect();
+    let mut out: Vec<SrcRange> = Vec::new();
+    for f in funcs {
+        if f == p.start {
+            continue;
+        }
+        let func = p.func(f);
+        for e in &func.cfa.edges {
+            if e.span.col == 0 {
+                continue;
+            }
+            if reached.contains(&Loc { func: f, node: e.src }) {
+                continue;
+            }
+            let r = func.abs(e.span);
+            if !out.contains(&r) {
+                out.push(r);
+            }
+        }
+    }
+    // Drop ranges inside others, keep source order.
+    out.sort_by_key(|r| (r.line, r.col, std::cmp::Reverse((r.end_line, r.end_col))));
+    let mut merged: Vec<SrcRange> = Vec::new();
+    for r in out {
+        if let Some(last) = merged.last() {
+            let inside = (r.line, r.col) >= (last.line, last.col) && (r.end_line, r.end_col) <= (last.end_line, last.end_col);
+            if inside {
+                continue;
+            }
+        }
+        merged.push(r);
+    }
+    merged
+}

@@ -1,0 +1,229 @@
+//! Command-line interface: `check` (batch verification), `cfa` (automata as text or Graphviz).
+//!
+//! Exit codes of `check`: 0 every property proved (TRUE), 1 a property violated (FALSE),
+//! 2 verdict unknown, 3 the input could not be verified at all (missing file, syntax error,
+//! bad arguments).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use analysis_engine::cfa::{DataModel, TargetKind};
+use analysis_engine::core::waitlist::Order;
+use analysis_engine::frontend::SourceInput;
+use analysis_engine::report::{PropertyReport, Report, Verdict};
+use analysis_engine::{Analysis, Cancel, VerifyConfig};
+use clap::{Parser, Subcommand};
+
+pub const EXIT_TRUE: i32 = 0;
+pub const EXIT_FALSE: i32 = 1;
+pub const EXIT_UNKNOWN: i32 = 2;
+pub const EXIT_ERROR: i32 = 3;
+
+#[derive(Parser)]
+#[command(name = "cpals", version, about = "Verifies C programs: proofs, counterexamples and loop invariants")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Args, Clone)]
+pub struct AnalysisArgs {
+    /// The analysis to run: value.
+    #[arg(long, default_value = "value")]
+    pub analysis: String,
+    /// Time limit in seconds (CPU-bound work stops and open properties become unknown).
+    #[arg(long)]
+    pub timeout: Option<f64>,
+    /// LP64 (x86-64 Linux) or ILP32 (SV-COMP's 32-bit tasks).
+    #[arg(long, default_value = "LP64")]
+    pub data_model: String,
+    /// Waitlist order: dfs, bfs or rpo.
+    #[arg(long, default_value = "dfs")]
+    pub order: String,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Verifies every property of a C file.
+    Check {
+        file: PathBuf,
+        #[command(flatten)]
+        args: AnalysisArgs,
+        /// Prints one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Prints counterexample steps under violated properties.
+        #[arg(long)]
+        trace: bool,
+    },
+    /// Prints the control-flow automata of a file.
+    Cfa {
+        file: PathBuf,
+        /// Graphviz output.
+        #[arg(long)]
+        dot: bool,
+        #[arg(long, default_value = "LP64")]
+        data_model: String,
+    },
+}
+
+pub fn parse_model(s: &str) -> Result<DataModel, String> {
+    match s.to_ascii_uppercase().as_str() {
+        "LP64" => Ok(DataModel::Lp64),
+        "ILP32" => Ok(DataModel::Ilp32),
+        other => Err(format!("unknown data model `{}` (use LP64 or ILP32)", other)),
+    }
+}
+
+impl AnalysisArgs {
+    pub fn config(&self) -> Result<(VerifyConfig, DataModel), String> {
+        let analysis = Analysis::parse(&self.analysis).ok_or_else(|| format!("unknown analysis `{}`", self.analysis))?;
+        let mut cfg = VerifyConfig::new(analysis);
+        if let Some(t) = self.timeout {
+            if !(t > 0.0 && t.is_finite()) {
+                return Err("the timeout must be a positive number of seconds".into());
+            }
+            cfg.timeout = Some(Duration::from_secs_f64(t));
+        }
+        cfg.order = Order::parse(&self.order).ok_or_else(|| format!("unknown order `{}`", self.order))?;
+        Ok((cfg, parse_model(&self.data_model)?))
+    }
+}
+
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { EXIT_ERROR } else { 0 };
+        }
+    };
+    match cli.command {
+        Command::Check { file, args, json, trace } => check(&file, &args, json, trace),
+        Command::Cfa { file, dot, data_model } => cfa(&file, dot, &data_model),
+    }
+}
+
+fn load(file: &PathBuf, model: DataModel) -> Result<analysis_engine::cfa::Program, String> {
+    let input = SourceInput::read(file).map_err(|e| e.to_string())?;
+    analysis_engine::load(&input, model).map_err(|e| e.to_string())
+}
+
+fn check(file: &PathBuf, args: &AnalysisArgs, json: bool, trace: bool) -> i32 {
+    let (cfg, model) = match args.config() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("cpals: {}", e);
+            return EXIT_ERROR;
+        }
+    };
+    let program = match load(file, model) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("{}", e);
+            if !json {
+                println!("Verification result: ERROR");
+            }
+            return EXIT_ERROR;
+        }
+    };
+    let report = analysis_engine::verify(&program, &cfg, &Cancel::new());
+    if json {
+        println!("{}", serde_json::to_string_pretty(&crate::json::report(&report)).expect("JSON"));
+    } else {
+        print_text(&report, trace);
+    }
+    match report.verdict {
+        Verdict::True => EXIT_TRUE,
+        Verdict::False => EXIT_FALSE,
+        Verdict::Unknown => EXIT_UNKNOWN,
+    }
+}
+
+/// What a property checks, for messages.
+pub fn describe(p: &PropertyReport) -> String {
+    match (&p.condition, p.kind) {
+        (Some(c), TargetKind::Assert) => format!("assertion `{}`", c),
+        (Some(c), _) => format!("`{}`", c),
+        (None, TargetKind::Assert) => "assertion".into(),
+        (None, TargetKind::ReachError) => "call to reach_error()".into(),
+        (None, TargetKind::ErrorLabel) => "label ERROR".into(),
+    }
+}
+
+pub fn message(p: &PropertyReport) -> String {
+    match p.verdict {
+        Verdict::True => format!("{} holds (proved by the {} analysis)", describe(p), p.analysis),
+        Verdict::False => format!("{} can fail (counterexample with {} steps)", describe(p), p.trace.len()),
+        Verdict::Unknown => format!("{}: {}", describe(p), p.reason.as_deref().unwrap_or("unknown")),
+    }
+}
+
+fn print_text(r: &Report, trace: bool) {
+    for p in &r.properties {
+        println!("{}:{}:{}: {}: {}", p.range.file, p.range.line, p.range.col, p.verdict.as_str(), message(p));
+        if trace && p.verdict == Verdict::False {
+            for (i, s) in p.trace.iter().enumerate() {
+                let vals: Vec<String> = s.values.iter().map(|(k, v)| format!("{} = {}", k, v)).collect();
+                let branch = match s.kind {
+                    analysis_engine::report::StepKind::Assume { taken } => if taken { " [true]" } else { " [false]" },
+                    _ => "",
+                };
+                println!(
+                    "  {:>3}. {}:{}  {}{}{}{}",
+                    i + 1,
+                    s.range.line,
+                    s.range.col,
+                    s.text,
+                    branch,
+                    if vals.is_empty() { "" } else { "   " },
+                    vals.join(", ")
+                );
+            }
+        }
+    }
+    for i in &r.invariants {
+        println!("{}:{}:{}: invariant: {} ({})", i.range.file, i.range.line, i.range.col, i.expr, i.source);
+    }
+    let result = match r.verdict {
+        Verdict::True => "TRUE",
+        Verdict::False => "FALSE(unreach-call)",
+        Verdict::Unknown => "UNKNOWN",
+    };
+    println!("Verification result: {}", result);
+}
+
+fn cfa(file: &PathBuf, dot: bool, data_model: &str) -> i32 {
+    let model = match parse_model(data_model) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("cpals: {}", e);
+            return EXIT_ERROR;
+        }
+    };
+    match load(file, model) {
+        Ok(p) => {
+            if dot {
+                print!("{}", analysis_engine::cfa::dot::to_dot(&p));
+            } else {
+                for f in &p.functions {
+                    println!("{} ({} nodes, {} edges)", f.name, f.cfa.nodes.len(), f.cfa.edges.len());
+                    for e in &f.cfa.edges {
+                        println!(
+                            "  {} -> {}  line {}: {}",
+                            e.src.0,
+                            e.dst.0,
+                            f.first_line + e.span.line,
+                            analysis_engine::cfa::pretty::edge(&p, &e.kind)
+                        );
+                    }
+                }
+            }
+            0
+        }
+        Err(e) => {
+            eprintln!("{}", e);
+            EXIT_ERROR
+        }
+    }
+}

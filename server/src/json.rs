@@ -1,0 +1,104 @@
+//! The JSON form of a report (DESIGN.md "Interfaces"): the engine's plain data mirrored into
+//! `serde_json` values, so that the engine carries no serialisation.
+
+use analysis_engine::cfa::{SrcRange, TargetKind};
+use analysis_engine::report::{InvariantReport, PropertyReport, Report, StepKind, TraceStep};
+use serde_json::{json, Map, Value};
+
+pub fn kind_name(k: TargetKind) -> &'static str {
+    match k {
+        TargetKind::Assert => "assert",
+        TargetKind::ReachError => "reach_error",
+        TargetKind::ErrorLabel => "error_label",
+    }
+}
+
+fn range(r: &SrcRange) -> Value {
+    json!({ "file": &*r.file, "line": r.line, "column": r.col, "end_line": r.end_line, "end_column": r.end_col })
+}
+
+pub fn step(s: &TraceStep) -> Value {
+    let mut values = Map::new();
+    for (k, v) in &s.values {
+        values.insert(k.clone(), Value::String(v.clone()));
+    }
+    let mut o = json!({
+        "line": s.range.line,
+        "column": s.range.col,
+        "function": s.function,
+        "text": s.text,
+        "values": values,
+    });
+    let kind = match &s.kind {
+        StepKind::Assume { taken } => {
+            o["branch"] = json!(taken);
+            "branch"
+        }
+        StepKind::Assign => "assign",
+        StepKind::Input => "input",
+        StepKind::Declaration => "declaration",
+        StepKind::Call => "call",
+        StepKind::Return => "return",
+        StepKind::Other => "other",
+    };
+    o["kind"] = json!(kind);
+    if let Some((src, v)) = &s.input {
+        o["input"] = json!({ "source": src, "value": v });
+    }
+    o
+}
+
+pub fn property(p: &PropertyReport) -> Value {
+    let mut o = json!({
+        "kind": kind_name(p.kind),
+        "function": p.function,
+        "line": p.range.line,
+        "column": p.range.col,
+        "verdict": p.verdict.as_str(),
+        "analysis": p.analysis,
+    });
+    if let Some(c) = &p.condition {
+        o["condition"] = json!(c);
+    }
+    if let Some(r) = &p.reason {
+        o["reason"] = json!(r);
+    }
+    if !p.trace.is_empty() {
+        o["trace"] = Value::Array(p.trace.iter().map(step).collect());
+    }
+    o
+}
+
+pub fn invariant(i: &InvariantReport) -> Value {
+    json!({
+        "function": i.function,
+        "line": i.range.line,
+        "column": i.range.col,
+        "expr": i.expr,
+        "source": i.source,
+        "inductive": i.inductive,
+    })
+}
+
+pub fn report(r: &Report) -> Value {
+    json!({
+        "file": r.file,
+        "verdict": r.verdict.as_str(),
+        "analysis": r.analysis,
+        "properties": r.properties.iter().map(property).collect::<Vec<_>>(),
+        "invariants": r.invariants.iter().map(invariant).collect::<Vec<_>>(),
+        "unreachable": r.unreachable.iter().map(range).collect::<Vec<_>>(),
+        "semantics": r.semantics,
+        "notes": r.notes.iter().map(|(at, m)| json!({ "line": at.line, "column": at.col, "message": m })).collect::<Vec<_>>(),
+        "stats": {
+            "time_ms": r.stats.time_ms,
+            "refinements": r.stats.refinements,
+            "states": r.stats.states,
+            "expanded": r.stats.expanded,
+            "covered": r.stats.covered,
+            "smt_queries": r.stats.smt_queries,
+            "precision": r.stats.precision,
+            "tracked_variables": r.stats.tracked_variables,
+        },
+    })
+}
