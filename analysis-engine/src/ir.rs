@@ -58,10 +58,11 @@ impl IntTy {
         if self.boolean {
             return (v != 0) as i128;
         }
-        let m = 1i128 << self.bits;
-        let r = v.rem_euclid(m);
+        // Two's complement: the low `bits` bits are the value modulo 2^bits.
+        let mask = (1i128 << self.bits) - 1;
+        let r = v & mask;
         if self.signed && r > self.max() {
-            r - m
+            r - (1i128 << self.bits)
         } else {
             r
         }

@@ -5,8 +5,10 @@
 //! [`load`] (text to automata) and [`verify`] (automata to a [`report::Report`]).
 
 pub mod cfa;
+pub mod concrete;
 pub mod core;
 pub mod frontend;
+pub mod harness;
 pub mod cpa;
 pub mod ir;
 pub mod properties;

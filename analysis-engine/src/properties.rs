@@ -54,11 +54,10 @@ pub fn properties(p: &Program) -> Vec<Property> {
             continue;
         }
         let cfa = p.cfa(f);
-        for (ni, node) in cfa.nodes.iter().enumerate() {
+        for node in cfa.nodes.iter() {
             let Some(t) = node.target else { continue };
-            if node.rpo == u32::MAX {
-                continue;
-            }
+            // A target the CFA cannot reach (a constant-true assertion, code after `return`)
+            // is still a property the user wrote: it holds.
             let target = &cfa.targets[t as usize];
             if cfa.assert_helper {
                 // One property per reachable call site.
@@ -83,7 +82,6 @@ pub fn properties(p: &Program) -> Vec<Property> {
                     }
                 }
             } else {
-                let _ = ni;
                 let mut range = p.func(f).abs(target.span);
                 if target.kind == TargetKind::Assert {
                     macro_start(p, &mut range);

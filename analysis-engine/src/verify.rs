@@ -13,7 +13,8 @@ use crate::core::algorithm::{Exploration, Limits, Outcome};
 use crate::core::arg::ArgId;
 use crate::core::waitlist::{Order, Waitlist};
 use crate::core::{Cancel, Interrupt, Op};
-use crate::cpa::composite::{CompositeCpa, CompositeState};
+use crate::concrete::{self, Boundary, InputStrategy, RunEnd, RunLimits, Zeros};
+use crate::cpa::composite::CompositeCpa;
 use crate::cpa::location::Loc;
 use crate::cpa::value::interpolation::{interpolate_path, replay};
 use crate::cpa::value::precision::ValuePrecision;
@@ -60,6 +61,13 @@ pub struct VerifyConfig {
     pub max_refinements: u64,
     /// Scoped precision refinement (seed 000 §III-F b).
     pub scoped_precision: bool,
+    /// Concrete runs with chosen inputs before the analysis (bug finding; 0 disables).
+    pub concrete_runs: u32,
+    /// Share of the time limit the concrete runs may use (at most `concrete_time` without one).
+    pub concrete_share: f64,
+    pub concrete_time: Duration,
+    /// Steps one concrete run may take.
+    pub concrete_steps: u64,
 }
 
 impl VerifyConfig {
@@ -72,6 +80,10 @@ impl VerifyConfig {
             max_call_depth: 256,
             max_refinements: 20_000,
             scoped_precision: true,
+            concrete_runs: 12,
+            concrete_share: 0.3,
+            concrete_time: Duration::from_secs(3),
+            concrete_steps: 2_000_000_000,
         }
     }
 }
@@ -89,8 +101,12 @@ pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Repo
     let cancel = cancel.child(config.timeout.map(|t| started + t));
     let props = properties(program);
     let mut stats = Stats::default();
+    let mut found = BTreeMap::new();
+    if config.concrete_runs > 0 && !props.is_empty() {
+        concrete_phase(program, config, &cancel, &props, &mut found);
+    }
     let run = match config.analysis {
-        Analysis::Value => run_value(program, config, &cancel, &mut stats),
+        Analysis::Value => run_value(program, config, &cancel, &mut stats, found),
     };
     stats.time_ms = started.elapsed().as_millis() as u64;
     let analysis = config.analysis.name().to_string();
@@ -159,18 +175,29 @@ struct RunResult {
 type ValueComposite<'p> = CompositeCpa<'p, ValueCpa>;
 
 /// Explicit-value CEGAR.
-fn run_value(p: &Program, cfg: &VerifyConfig, cancel: &Cancel, stats: &mut Stats) -> RunResult {
+fn run_value(
+    p: &Program,
+    cfg: &VerifyConfig,
+    cancel: &Cancel,
+    stats: &mut Stats,
+    mut decisions: BTreeMap<PropertyKey, Decision>,
+) -> RunResult {
     let mut prec = Arc::new(ValuePrecision::default());
     let cpa = CompositeCpa::new(p, ValueCpa { initial_precision: prec.clone() }, cfg.max_call_depth);
+    for k in decisions.keys() {
+        cpa.decide(*k);
+    }
     let mut ex = Exploration::new(&cpa, Waitlist::new(cfg.order));
     let limits = Limits { max_states: cfg.max_states };
-    let mut decisions = BTreeMap::new();
+    let mut blocked: BTreeMap<PropertyKey, String> = BTreeMap::new();
     let interrupted = loop {
         match ex.run(&cpa, cancel, &limits) {
             Outcome::Exhausted => break None,
             Outcome::Interrupted(i) => break Some(i),
             Outcome::Target(t) => {
-                let key = cpa.property_of(&ex.arg.node(t).state).expect("targets have properties");
+                let state = &ex.arg.node(t).state;
+                // `None`: the pseudo-target of a call beyond the recursion bound.
+                let key = if state.too_deep { None } else { cpa.property_of(state) };
                 let (nodes, ops) = path_ops(&cpa, &ex, t);
                 match refine_value(p, &ex, &nodes, &ops, &prec, cfg, cancel, stats) {
                     Refinement::Spurious { precision, pivot } => {
@@ -183,22 +210,40 @@ fn run_value(p: &Program, cfg: &VerifyConfig, cancel: &Cancel, stats: &mut Stats
                             ex.arg.node_mut(n).prec = prec.clone();
                         }
                     }
-                    Refinement::Feasible(values) => {
-                        let trace = build_trace(p, &cpa, &ex, &nodes, &ops, &values);
-                        decisions.insert(key, Decision::Violated(trace));
-                        cpa.decide(key);
-                        ex.requeue(&cpa, t);
-                    }
-                    Refinement::Unknown(reason) => {
-                        decisions.insert(key, Decision::Unknown(reason));
-                        cpa.decide(key);
-                        ex.requeue(&cpa, t);
-                    }
                     Refinement::Interrupted(i) => break Some(i),
+                    outcome => match key {
+                        None => cpa.recursion_bound_reached(),
+                        Some(key) => {
+                            match outcome {
+                                Refinement::Feasible(values) => {
+                                    let with_depth: Vec<(OpCtx, usize)> = ops
+                                        .iter()
+                                        .enumerate()
+                                        .map(|(i, o)| (*o, ex.arg.node(nodes[i]).state.stack.depth()))
+                                        .collect();
+                                    let trace = build_trace(p, &with_depth, &values, None);
+                                    decisions.insert(key, Decision::Violated(trace));
+                                    cpa.decide(key);
+                                }
+                                Refinement::Unknown(reason) => {
+                                    // This path is blocked; other paths may still violate the
+                                    // property, so it stays open. Without a violation it ends
+                                    // unknown for this reason.
+                                    blocked.entry(key).or_insert(reason);
+                                }
+                                _ => unreachable!("handled above"),
+                            }
+                            // Execution goes on past an `ERROR:` label.
+                            ex.requeue(&cpa, t);
+                        }
+                    },
                 }
             }
         }
     };
+    for (key, reason) in blocked {
+        decisions.entry(key).or_insert(Decision::Unknown(reason));
+    }
     stats.states = ex.arg.created() as u64;
     stats.expanded = ex.stats.expanded;
     stats.covered = ex.stats.covered;
@@ -212,6 +257,84 @@ fn run_value(p: &Program, cfg: &VerifyConfig, cancel: &Cancel, stats: &mut Stats
     };
     let unreachable = if open_reason.is_none() { unreachable_code(p, &ex) } else { Vec::new() };
     RunResult { decisions, open_reason, unreachable }
+}
+
+/// Runs the program concretely with a few input choices; records confirmed violations.
+fn concrete_phase(p: &Program, cfg: &VerifyConfig, cancel: &Cancel, props: &[Property], found: &mut BTreeMap<PropertyKey, Decision>) {
+    let budget = match cancel.remaining_ms() {
+        Some(ms) => Duration::from_millis((ms as f64 * cfg.concrete_share) as u64),
+        None => cfg.concrete_time,
+    };
+    let phase = cancel.child(Some(Instant::now() + budget));
+    let limits = RunLimits { max_steps: cfg.concrete_steps, keep_ops: 50_000, trace_steps: 40, max_frames: 10_000 };
+    let plan = concrete::Plan::new(p);
+    for k in 0..cfg.concrete_runs {
+        if phase.check().is_err() || found.len() == props.len() {
+            return;
+        }
+        let mut strategy: Box<dyn InputStrategy> = if k == 0 { Box::new(Zeros) } else { Box::new(Boundary::new(k as u64)) };
+        let t0 = Instant::now();
+        let run = concrete::run(p, &plan, strategy.as_mut(), &limits, &phase);
+        tracing::debug!("concrete run {}: {:?} after {} steps in {:?}", k, run.end, run.steps, t0.elapsed());
+        if let RunEnd::Target(key) = &run.end {
+            if !found.contains_key(key) {
+                if let Some(trace) = confirm_concrete(p, &run, cancel) {
+                    found.insert(*key, Decision::Violated(trace));
+                }
+            }
+        }
+        if run.inputs.is_empty() && !matches!(run.end, RunEnd::Cancelled) {
+            // No input was read: every run would be the same.
+            return;
+        }
+    }
+}
+
+/// Confirms a concrete run that reached a violation: by the SMT path check when the run is
+/// short, by a native run of the compiled program otherwise.
+fn confirm_concrete(p: &Program, run: &concrete::Run, cancel: &Cancel) -> Option<Vec<TraceStep>> {
+    if let Some(ops) = &run.ops {
+        let ctxs: Vec<OpCtx> = ops.iter().map(|&(op, rec)| crate::cpa::op_ctx(p, op, rec)).collect();
+        match check_path(p, &ctxs, cancel) {
+            PathResult::Feasible(values) => {
+                let depths: Vec<(OpCtx, usize)> = ctxs.iter().copied().zip(run.head.iter().chain(run.tail.iter()).map(|s| s.depth).chain(std::iter::repeat(0))).collect();
+                return Some(build_trace(p, &depths, &values, None));
+            }
+            PathResult::Infeasible => {
+                tracing::warn!("a concrete run reached a violation the SMT path check refutes; not reported");
+                return None;
+            }
+            PathResult::Imprecise(_) | PathResult::Unknown(_) => {}
+        }
+    }
+    let include = std::path::Path::new(&*p.file).parent().map(|d| d.to_path_buf()).unwrap_or_else(|| ".".into());
+    let defined: Vec<String> = p.functions.iter().map(|f| f.name.clone()).collect();
+    let timeout = Duration::from_millis(cancel.remaining_ms().unwrap_or(10_000).clamp(1_000, 20_000));
+    match crate::harness::native_replay(&p.file, &p.source, &include, &run.inputs, &defined, p.data_model, timeout) {
+        crate::harness::NativeResult::Reached(_) => {
+            let steps: Vec<&concrete::ConcreteStep> = run.head.iter().chain(run.tail.iter()).collect();
+            let ctxs: Vec<(OpCtx, usize)> = steps.iter().map(|s| (crate::cpa::op_ctx(p, s.op, s.recursive), s.depth)).collect();
+            let values: Vec<StepValues> = steps
+                .iter()
+                .zip(&ctxs)
+                .map(|(s, (c, _))| {
+                    let assume = matches!(c.kind, OpKind::Edge(EdgeKind::Assume { .. }));
+                    StepValues {
+                        writes: if assume { Vec::new() } else { s.values.clone() },
+                        reads: if assume { s.values.clone() } else { Vec::new() },
+                        input: s.input,
+                    }
+                })
+                .collect();
+            let omitted = (run.steps as usize).saturating_sub(steps.len() + 1);
+            let at = (omitted > 0).then_some((run.head.len(), omitted as u64));
+            Some(build_trace(p, &ctxs, &values, at))
+        }
+        other => {
+            tracing::debug!("native replay did not confirm a concrete counterexample: {:?}", other);
+            None
+        }
+    }
 }
 
 /// The ARG path to a node as its nodes and the operations between them.
@@ -325,18 +448,24 @@ fn value_text(p: &Program, v: crate::ir::VarId, idx: Option<i64>, val: i128) -> 
     (name, shown)
 }
 
-/// Turns a confirmed path and its model into user-facing steps.
-fn build_trace<'p>(
-    p: &Program,
-    _cpa: &ValueComposite<'p>,
-    ex: &Exploration<ValueComposite<'p>>,
-    nodes: &[ArgId],
-    ops: &[OpCtx],
-    values: &[StepValues],
-) -> Vec<TraceStep> {
+/// Turns a confirmed path and its values into user-facing steps. `omitted` marks where a long
+/// concrete run's middle was left out (and how many steps).
+fn build_trace(p: &Program, ops: &[(OpCtx, usize)], values: &[StepValues], omitted: Option<(usize, u64)>) -> Vec<TraceStep> {
     let mut steps = Vec::new();
-    for (i, op) in ops.iter().enumerate() {
-        let before: &CompositeState<ValueState> = &ex.arg.node(nodes[i]).state;
+    for (i, (op, depth)) in ops.iter().enumerate() {
+        if let Some((at, n)) = omitted {
+            if i == at {
+                steps.push(TraceStep {
+                    range: SrcRange { file: p.file.clone(), line: 0, col: 0, end_line: 0, end_col: 0 },
+                    function: String::new(),
+                    text: format!("… {} steps omitted …", n),
+                    kind: StepKind::Other,
+                    values: Vec::new(),
+                    input: None,
+                    depth: *depth,
+                });
+            }
+        }
         let vals = &values[i];
         let (f, e) = op.op.edge();
         let func = p.func(f);
@@ -395,21 +524,10 @@ fn build_trace<'p>(
             continue;
         }
         let text = match op.op {
-            Op::Return(..) => format!("return from {}", p.cfa(p.cfa(f).edge(e).kind.callee().expect("call edge")).name),
+            Op::Return(..) => format!("return from {}", p.cfa(edge.kind.callee().expect("call edge")).name),
             _ => excerpt(p, &range).unwrap_or_else(|| crate::cfa::pretty::edge(p, &edge.kind)),
         };
-        steps.push(TraceStep {
-            range,
-            function: match op.op {
-                Op::Call(..) | Op::Return(..) => func.name.clone(),
-                Op::Edge(..) => func.name.clone(),
-            },
-            text,
-            kind,
-            values: dedup,
-            input,
-            depth: before.stack.depth(),
-        });
+        steps.push(TraceStep { range, function: func.name.clone(), text, kind, values: dedup, input, depth: *depth });
     }
     steps
 }
@@ -428,7 +546,8 @@ fn unreachable_code<'p>(p: &Program, ex: &Exploration<ValueComposite<'p>>) -> Ve
         }
         let func = p.func(f);
         for e in &func.cfa.edges {
-            if e.span.col == 0 {
+            // Blank edges carry no code; an unreachable target is a proof, not dead code.
+            if e.span.col == 0 || matches!(e.kind, EdgeKind::Blank) || func.cfa.node(e.dst).target.is_some() {
                 continue;
             }
             if reached.contains(&Loc { func: f, node: e.src }) {

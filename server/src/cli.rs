@@ -56,6 +56,8 @@ enum Command {
         #[arg(long)]
         trace: bool,
     },
+    /// Runs every task of a benchmark folder (with an INDEX.tsv) and prints a results table.
+    Bench(crate::bench::BenchArgs),
     /// Prints the control-flow automata of a file.
     Cfa {
         file: PathBuf,
@@ -100,6 +102,7 @@ pub fn main() -> i32 {
     };
     match cli.command {
         Command::Check { file, args, json, trace } => check(&file, &args, json, trace),
+        Command::Bench(args) => crate::bench::run(&args),
         Command::Cfa { file, dot, data_model } => cfa(&file, dot, &data_model),
     }
 }

@@ -12,6 +12,7 @@ use crate::core::Op;
 use crate::cpa::callstack::{CallStack, CallStackCpa, Push};
 use crate::cpa::location::{Loc, LocationCpa};
 use crate::cpa::{DataCpa, OpCtx, OpKind};
+
 use crate::ir::Stmt;
 use crate::properties::PropertyKey;
 
@@ -20,6 +21,9 @@ pub struct CompositeState<D> {
     pub loc: Loc,
     pub stack: CallStack,
     pub data: D,
+    /// The call that led here exceeded the recursion bound: the state is not expanded, and
+    /// (unless the path to it is refuted) the analysis is incomplete.
+    pub too_deep: bool,
 }
 
 pub struct CompositeCpa<'p, D: DataCpa> {
@@ -31,6 +35,8 @@ pub struct CompositeCpa<'p, D: DataCpa> {
     decided: RefCell<HashSet<PropertyKey>>,
     /// Why the exploration may have missed behaviours (each makes open properties unknown).
     incomplete: RefCell<BTreeMap<String, usize>>,
+    /// Deep recursion was found feasible: states beyond the bound are no longer targets.
+    recursion_bound_feasible: std::cell::Cell<bool>,
 }
 
 impl<'p, D: DataCpa> CompositeCpa<'p, D> {
@@ -42,7 +48,14 @@ impl<'p, D: DataCpa> CompositeCpa<'p, D> {
             data,
             decided: RefCell::new(HashSet::new()),
             incomplete: RefCell::new(BTreeMap::new()),
+            recursion_bound_feasible: std::cell::Cell::new(false),
         }
+    }
+
+    /// The path to a state beyond the recursion bound could not be refuted.
+    pub fn recursion_bound_reached(&self) {
+        self.recursion_bound_feasible.set(true);
+        self.incomplete(format!("recursion deeper than {} calls was not explored", self.callstack.max_depth));
     }
 
     pub fn decide(&self, key: PropertyKey) {
@@ -53,7 +66,7 @@ impl<'p, D: DataCpa> CompositeCpa<'p, D> {
         self.decided.borrow().contains(key)
     }
 
-    fn incomplete(&self, why: String) {
+    pub fn incomplete(&self, why: String) {
         *self.incomplete.borrow_mut().entry(why).or_default() += 1;
     }
 
@@ -71,30 +84,34 @@ impl<'p, D: DataCpa> CompositeCpa<'p, D> {
 
     /// The operation's context when taken from `from` (recursion flags from its stack).
     pub fn op_ctx(&self, op: Op, from: &CompositeState<D::State>, to: Loc) -> OpCtx<'p> {
-        let program = self.program;
-        let kind = match op {
-            Op::Edge(f, e) => OpKind::Edge(&program.cfa(f).edge(e).kind),
+        let recursive = match op {
+            Op::Edge(..) => false,
             Op::Call(f, e) => {
-                let EdgeKind::CallSummary(call) = &program.cfa(f).edge(e).kind else { unreachable!("call op on a call edge") };
-                let recursive = from.loc.func == call.callee || from.stack.sites().iter().any(|&(g, _)| g == call.callee);
-                OpKind::Call { call, callee: call.callee, recursive }
+                let callee = self.program.cfa(f).edge(e).kind.callee().expect("call edge");
+                from.loc.func == callee || self.callstack.is_active(&from.stack, callee)
             }
+            // The same condition as at the matching call: the callee was already active.
             Op::Return(f, e) => {
-                let EdgeKind::CallSummary(call) = &program.cfa(f).edge(e).kind else { unreachable!("return op on a call edge") };
-                // The same condition as at the matching call: the callee was already active.
-                let recursive = self.callstack.returns_into_recursion(&from.stack, call.callee);
-                OpKind::Return { call, callee: call.callee, recursive }
+                let callee = self.program.cfa(f).edge(e).kind.callee().expect("call edge");
+                self.callstack.is_active(&from.stack, callee)
             }
         };
-        OpCtx { op, kind, from: from.loc, to }
+        let mut ctx = crate::cpa::op_ctx(self.program, op, recursive);
+        ctx.from = from.loc;
+        ctx.to = to;
+        ctx
     }
 
-    /// All successors of a state with their operations (control flow only).
-    pub fn control_successors(&self, s: &CompositeState<D::State>, out: &mut Vec<(Op, Loc, CallStack)>) {
+    /// All successors of a state with their operations (control flow only); the flag marks
+    /// calls beyond the recursion bound.
+    pub fn control_successors(&self, s: &CompositeState<D::State>, out: &mut Vec<(Op, Loc, CallStack, bool)>) {
+        if s.too_deep {
+            return;
+        }
         if self.location.is_exit(s.loc) {
             if let Some((caller, edge)) = s.stack.top() {
                 let dst = self.program.cfa(caller).edge(edge).dst;
-                out.push((Op::Return(caller, edge), Loc { func: caller, node: dst }, s.stack.pop()));
+                out.push((Op::Return(caller, edge), Loc { func: caller, node: dst }, s.stack.pop(), false));
             }
             return;
         }
@@ -102,14 +119,16 @@ impl<'p, D: DataCpa> CompositeCpa<'p, D> {
         self.location.successors(s.loc, &mut locs);
         for (op, to) in locs {
             match op {
-                Op::Call(f, e) => match self.callstack.call(&s.stack, s.loc.func, (f, e), to.func) {
-                    Push::Ok { stack, .. } => out.push((op, to, stack)),
-                    Push::TooDeep => self.incomplete(format!(
-                        "recursion deeper than {} calls was not explored",
-                        self.callstack.max_depth
-                    )),
+                Op::Call(f, e) => match self.callstack.call(&s.stack, (f, e)) {
+                    Push::Ok(stack) => out.push((op, to, stack, false)),
+                    Push::TooDeep(stack) => {
+                        if self.recursion_bound_feasible.get() {
+                            continue;
+                        }
+                        out.push((op, to, stack, true))
+                    }
                 },
-                _ => out.push((op, to, s.stack.clone())),
+                _ => out.push((op, to, s.stack.clone(), false)),
             }
         }
     }
@@ -122,7 +141,7 @@ impl<'p, D: DataCpa> Cpa for CompositeCpa<'p, D> {
 
     fn initial(&self) -> (Self::State, Self::Precision) {
         let (d, p) = self.data.initial(self.program);
-        (CompositeState { loc: self.location.initial(), stack: CallStack::default(), data: d }, p)
+        (CompositeState { loc: self.location.initial(), stack: CallStack::default(), data: d, too_deep: false }, p)
     }
 
     fn partition(&self, s: &Self::State) -> Self::Key {
@@ -132,13 +151,13 @@ impl<'p, D: DataCpa> Cpa for CompositeCpa<'p, D> {
     fn transfer(&self, s: &Self::State, prec: &Self::Precision, out: &mut Vec<(Self::State, Op)>) {
         let mut ctrl = Vec::new();
         self.control_successors(s, &mut ctrl);
-        for (op, to, stack) in ctrl {
+        for (op, to, stack, too_deep) in ctrl {
             let ctx = self.op_ctx(op, s, to);
             if let OpKind::Edge(EdgeKind::Statement(Stmt::Unsupported(what))) = ctx.kind {
                 self.incomplete(format!("{} is not modelled", what));
             }
             if let Some(d) = self.data.transfer(self.program, &s.data, prec, &ctx) {
-                out.push((CompositeState { loc: to, stack, data: d }, op));
+                out.push((CompositeState { loc: to, stack, data: d, too_deep }, op));
             }
         }
     }
@@ -146,22 +165,28 @@ impl<'p, D: DataCpa> Cpa for CompositeCpa<'p, D> {
     fn merge(&self, new: &Self::State, reached: &Self::State, prec: &Self::Precision) -> Option<Self::State> {
         self.data
             .merge(&new.data, &reached.data, prec, new.loc)
-            .map(|d| CompositeState { loc: new.loc, stack: new.stack.clone(), data: d })
+            .map(|d| CompositeState { loc: new.loc, stack: new.stack.clone(), data: d, too_deep: new.too_deep })
     }
 
     fn stop(&self, s: &Self::State, reached: &[(ArgId, &Self::State)], _prec: &Self::Precision) -> Option<ArgId> {
-        reached.iter().find(|(_, r)| self.data.leq(&s.data, &r.data)).map(|(id, _)| *id)
+        reached
+            .iter()
+            .find(|(_, r)| r.too_deep == s.too_deep && self.data.leq(&s.data, &r.data))
+            .map(|(id, _)| *id)
     }
 
     fn adjust_precision(&self, s: Self::State, prec: Self::Precision) -> PrecisionStep<Self::State, Self::Precision> {
-        let CompositeState { loc, stack, data } = s;
+        let CompositeState { loc, stack, data, too_deep } = s;
         match self.data.adjust_precision(data, prec, loc) {
-            PrecisionStep::Continue(d, p) => PrecisionStep::Continue(CompositeState { loc, stack, data: d }, p),
-            PrecisionStep::Break(d, p, why) => PrecisionStep::Break(CompositeState { loc, stack, data: d }, p, why),
+            PrecisionStep::Continue(d, p) => PrecisionStep::Continue(CompositeState { loc, stack, data: d, too_deep }, p),
+            PrecisionStep::Break(d, p, why) => PrecisionStep::Break(CompositeState { loc, stack, data: d, too_deep }, p, why),
         }
     }
 
     fn is_target(&self, s: &Self::State) -> bool {
+        if s.too_deep {
+            return !self.recursion_bound_feasible.get();
+        }
         match self.property_of(s) {
             Some(k) => !self.is_decided(&k),
             None => false,

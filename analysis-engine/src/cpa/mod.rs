@@ -55,3 +55,33 @@ pub trait DataCpa {
     /// `prec` at the location the state has just reached.
     fn adjust_precision(&self, state: Self::State, prec: Self::Precision, loc: Loc) -> PrecisionStep<Self::State, Self::Precision>;
 }
+
+/// The context of an operation read off the CFA alone, given its recursion flag.
+pub fn op_ctx(p: &Program, op: Op, recursive: bool) -> OpCtx<'_> {
+    match op {
+        Op::Edge(f, e) => {
+            let edge = p.cfa(f).edge(e);
+            OpCtx { op, kind: OpKind::Edge(&edge.kind), from: Loc { func: f, node: edge.src }, to: Loc { func: f, node: edge.dst } }
+        }
+        Op::Call(f, e) | Op::Return(f, e) => {
+            let edge = p.cfa(f).edge(e);
+            let EdgeKind::CallSummary(call) = &edge.kind else { unreachable!("calls and returns belong to call edges") };
+            let callee = p.cfa(call.callee);
+            if matches!(op, Op::Call(..)) {
+                OpCtx {
+                    op,
+                    kind: OpKind::Call { call, callee: call.callee, recursive },
+                    from: Loc { func: f, node: edge.src },
+                    to: Loc { func: call.callee, node: callee.entry },
+                }
+            } else {
+                OpCtx {
+                    op,
+                    kind: OpKind::Return { call, callee: call.callee, recursive },
+                    from: Loc { func: call.callee, node: callee.exit },
+                    to: Loc { func: f, node: edge.dst },
+                }
+            }
+        }
+    }
+}

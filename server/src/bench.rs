@@ -1,0 +1,366 @@
+//! The benchmark runner (`cpals bench DIR`): runs every task of a folder with an `INDEX.tsv`
+//! (such as SV-COMP's `bench/sv`) through `cpals check` in child processes, a few at a time,
+//! with a time limit, and prints per category and configuration: correct true/false, wrong,
+//! unknown, the SV-COMP score, the median CPU time per correct answer and the peak memory.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    /// A folder with an INDEX.tsv (category, c_file, yml_file, expected_verdict, …).
+    pub dir: PathBuf,
+    /// Time limit per task in seconds (CPU-bound; the child is killed 5 s after it).
+    #[arg(long, default_value_t = 30.0)]
+    pub timeout: f64,
+    /// Tasks run at a time.
+    #[arg(long, default_value_t = 2)]
+    pub jobs: usize,
+    /// Comma-separated analyses to compare side by side.
+    #[arg(long, default_value = "value")]
+    pub analysis: String,
+    /// Only tasks whose category starts with one of these (comma-separated).
+    #[arg(long)]
+    pub category: Option<String>,
+    /// Writes one TSV row per task and configuration.
+    #[arg(long)]
+    pub tsv: Option<PathBuf>,
+    /// Extra arguments for `cpals check`, e.g. `--order=rpo`.
+    #[arg(long, allow_hyphen_values = true)]
+    pub check_args: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+struct Task {
+    category: String,
+    file: PathBuf,
+    expected: bool,
+    data_model: String,
+}
+
+#[derive(Clone, Debug)]
+struct Outcome {
+    verdict: String,
+    cpu: f64,
+    wall: f64,
+    max_rss_kb: u64,
+    note: String,
+}
+
+fn read_tasks(dir: &Path, filter: Option<&str>) -> Result<Vec<Task>, String> {
+    let index = dir.join("INDEX.tsv");
+    let text = std::fs::read_to_string(&index).map_err(|e| format!("cannot read {}: {}", index.display(), e))?;
+    let mut tasks = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let cols: Vec<&str> = line.split('\t').collect();
+        if i == 0 && cols.first() == Some(&"category") {
+            continue;
+        }
+        if cols.len() < 4 {
+            continue;
+        }
+        if let Some(f) = filter {
+            if !f.split(',').any(|p| cols[0].starts_with(p.trim())) {
+                continue;
+            }
+        }
+        let yml = std::fs::read_to_string(dir.join(cols[2])).unwrap_or_default();
+        let data_model = if yml.contains("ILP32") { "ILP32" } else { "LP64" }.to_string();
+        tasks.push(Task {
+            category: cols[0].to_string(),
+            file: dir.join(cols[1]),
+            expected: cols[3].trim() == "true",
+            data_model,
+        });
+    }
+    Ok(tasks)
+}
+
+/// Runs one child process; returns its output with CPU time and peak memory from `wait4`.
+fn run_child(mut cmd: Command, kill_after: Duration) -> (String, f64, f64, u64, bool) {
+    let start = Instant::now();
+    let child = match cmd.stdout(Stdio::piped()).stderr(Stdio::null()).spawn() {
+        Ok(c) => c,
+        Err(_) => return (String::new(), 0.0, 0.0, 0, false),
+    };
+    let pid = child.id() as libc::pid_t;
+    let done = Arc::new(AtomicBool::new(false));
+    let killed = Arc::new(AtomicBool::new(false));
+    {
+        let (done, killed) = (done.clone(), killed.clone());
+        std::thread::spawn(move || {
+            let step = Duration::from_millis(50);
+            let mut waited = Duration::ZERO;
+            while waited < kill_after {
+                if done.load(Ordering::SeqCst) {
+                    return;
+                }
+                std::thread::sleep(step);
+                waited += step;
+            }
+            if !done.load(Ordering::SeqCst) {
+                killed.store(true, Ordering::SeqCst);
+                // SAFETY: signals the child we spawned and have not reaped yet.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                }
+            }
+        });
+    }
+    let mut stdout = child.stdout.expect("piped");
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut stdout, &mut s);
+        s
+    });
+    let mut status: libc::c_int = 0;
+    // SAFETY: rusage is plain data filled in by the kernel.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child; `status` and `usage` are valid out-pointers.
+    unsafe {
+        libc::wait4(pid, &mut status, 0, &mut usage);
+    }
+    done.store(true, Ordering::SeqCst);
+    let out = reader.join().unwrap_or_default();
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    let cpu = tv(usage.ru_utime) + tv(usage.ru_stime);
+    (out, cpu, start.elapsed().as_secs_f64(), usage.ru_maxrss as u64, killed.load(Ordering::SeqCst))
+}
+
+fn run_task(exe: &Path, t: &Task, analysis: &str, timeout: f64, extra: &[String]) -> Outcome {
+    let mut cmd = Command::new(exe);
+    cmd.arg("check")
+        .arg("--json")
+        .arg("--analysis")
+        .arg(analysis)
+        .arg("--timeout")
+        .arg(format!("{}", timeout))
+        .arg("--data-model")
+        .arg(&t.data_model)
+        .args(extra)
+        .arg(&t.file);
+    let (out, cpu, wall, rss, killed) = run_child(cmd, Duration::from_secs_f64(timeout + 5.0));
+    let parsed: Option<serde_json::Value> = serde_json::from_str(&out).ok();
+    let (verdict, note) = match (&parsed, killed) {
+        (_, true) => ("unknown".to_string(), "killed (time limit)".to_string()),
+        (Some(v), _) => {
+            let verdict = v["verdict"].as_str().unwrap_or("unknown").to_string();
+            let reason = v["properties"]
+                .as_array()
+                .and_then(|ps| ps.iter().find_map(|p| p["reason"].as_str().map(|s| s.to_string())))
+                .unwrap_or_default();
+            (verdict, reason)
+        }
+        (None, _) => ("error".to_string(), "no report (front-end error or crash)".to_string()),
+    };
+    Outcome { verdict, cpu, wall, max_rss_kb: rss, note }
+}
+
+#[derive(Default, Clone)]
+struct Tally {
+    correct_true: u32,
+    correct_false: u32,
+    wrong_true: u32,
+    wrong_false: u32,
+    unknown: u32,
+    cpu: f64,
+    correct_cpu: Vec<f64>,
+    max_rss_kb: u64,
+}
+
+impl Tally {
+    fn add(&mut self, t: &Task, o: &Outcome) {
+        self.cpu += o.cpu;
+        self.max_rss_kb = self.max_rss_kb.max(o.max_rss_kb);
+        match (o.verdict.as_str(), t.expected) {
+            ("true", true) => {
+                self.correct_true += 1;
+                self.correct_cpu.push(o.cpu);
+            }
+            ("false", false) => {
+                self.correct_false += 1;
+                self.correct_cpu.push(o.cpu);
+            }
+            ("true", false) => self.wrong_true += 1,
+            ("false", true) => self.wrong_false += 1,
+            _ => self.unknown += 1,
+        }
+    }
+
+    fn score(&self) -> i64 {
+        2 * self.correct_true as i64 + self.correct_false as i64 - 16 * self.wrong_false as i64 - 32 * self.wrong_true as i64
+    }
+
+    fn correct(&self) -> u32 {
+        self.correct_true + self.correct_false
+    }
+
+    fn median_correct_cpu(&self) -> f64 {
+        let mut v = self.correct_cpu.clone();
+        if v.is_empty() {
+            return f64::NAN;
+        }
+        v.sort_by(|a, b| a.partial_cmp(b).expect("finite"));
+        let n = v.len();
+        if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        }
+    }
+}
+
+pub fn run(args: &BenchArgs) -> i32 {
+    let tasks = match read_tasks(&args.dir, args.category.as_deref()) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("cpals bench: {}", e);
+            return 3;
+        }
+    };
+    let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("cpals"));
+    let analyses: Vec<String> = args.analysis.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+    let extra: Vec<String> = args.check_args.as_deref().map(|s| s.split_whitespace().map(String::from).collect()).unwrap_or_default();
+    // Jobs: every (task, analysis) pair, interleaved so that configurations see the same load.
+    let jobs: Vec<(usize, usize)> = (0..tasks.len()).flat_map(|t| (0..analyses.len()).map(move |a| (t, a))).collect();
+    let results: Arc<Mutex<BTreeMap<(usize, usize), Outcome>>> = Arc::default();
+    let next = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..args.jobs.max(1) {
+            let (jobs, results, next, tasks, analyses, exe, extra) = (&jobs, &results, &next, &tasks, &analyses, &exe, &extra);
+            s.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(&(t, a)) = jobs.get(i) else { break };
+                let o = run_task(exe, &tasks[t], &analyses[a], args.timeout, extra);
+                eprintln!(
+                    "[{}/{}] {:<8} {:<60} expected {:<5} got {:<7} {:6.2}s {}",
+                    i + 1,
+                    jobs.len(),
+                    analyses[a],
+                    tasks[t].file.strip_prefix(&args.dir).unwrap_or(&tasks[t].file).display(),
+                    tasks[t].expected,
+                    o.verdict,
+                    o.cpu,
+                    o.note.chars().take(80).collect::<String>()
+                );
+                results.lock().expect("results").insert((t, a), o);
+            });
+        }
+    });
+    let results = results.lock().expect("results");
+    if let Some(path) = &args.tsv {
+        let mut out = String::from("analysis\tcategory\tfile\texpected\tverdict\tcpu_s\twall_s\tmax_rss_kb\tnote\n");
+        for (&(t, a), o) in results.iter() {
+            out.push_str(&format!(
+                "{}\t{}\t{}\t{}\t{}\t{:.3}\t{:.3}\t{}\t{}\n",
+                analyses[a],
+                tasks[t].category,
+                tasks[t].file.strip_prefix(&args.dir).unwrap_or(&tasks[t].file).display(),
+                tasks[t].expected,
+                o.verdict,
+                o.cpu,
+                o.wall,
+                o.max_rss_kb,
+                o.note.replace(['\t', '\n'], " ")
+            ));
+        }
+        if let Err(e) = std::fs::write(path, out) {
+            eprintln!("cpals bench: cannot write {}: {}", path.display(), e);
+        }
+    }
+    let categories: Vec<String> = {
+        let mut c: Vec<String> = tasks.iter().map(|t| t.category.clone()).collect();
+        c.dedup();
+        c
+    };
+    println!(
+        "Benchmark: {} ({} tasks), time limit {} s per task, {} at a time, wall time {:.0} s\n",
+        args.dir.display(),
+        tasks.len(),
+        args.timeout,
+        args.jobs,
+        started.elapsed().as_secs_f64()
+    );
+    for (a, name) in analyses.iter().enumerate() {
+        println!("### {}\n", name);
+        println!("| category | tasks | correct true | correct false | wrong | unknown | score | CPU s | median CPU s (correct) | peak MB |");
+        println!("|---|---|---|---|---|---|---|---|---|---|");
+        let mut all = Tally::default();
+        for c in &categories {
+            let mut tally = Tally::default();
+            for (t, task) in tasks.iter().enumerate() {
+                if &task.category == c {
+                    if let Some(o) = results.get(&(t, a)) {
+                        tally.add(task, o);
+                        all.add(task, o);
+                    }
+                }
+            }
+            print_row(c, &tally);
+        }
+        print_row("**all**", &all);
+        println!(
+            "\n{}: {} of {} correct ({:.1}%), {} wrong, score {}, median CPU per correct answer {:.2} s\n",
+            name,
+            all.correct(),
+            tasks.len(),
+            100.0 * all.correct() as f64 / tasks.len().max(1) as f64,
+            all.wrong_true + all.wrong_false,
+            all.score(),
+            all.median_correct_cpu()
+        );
+    }
+    if analyses.len() > 1 {
+        println!("### side by side\n");
+        println!("| configuration | correct | correct true | correct false | wrong | unknown | score | median CPU s (correct) |");
+        println!("|---|---|---|---|---|---|---|---|");
+        for (a, name) in analyses.iter().enumerate() {
+            let mut all = Tally::default();
+            for (t, task) in tasks.iter().enumerate() {
+                if let Some(o) = results.get(&(t, a)) {
+                    all.add(task, o);
+                }
+            }
+            println!(
+                "| {} | {} | {} | {} | {} | {} | {} | {:.2} |",
+                name,
+                all.correct(),
+                all.correct_true,
+                all.correct_false,
+                all.wrong_true + all.wrong_false,
+                all.unknown,
+                all.score(),
+                all.median_correct_cpu()
+            );
+        }
+    }
+    let wrong = results.iter().any(|(&(t, _), o)| {
+        (o.verdict == "true" && !tasks[t].expected) || (o.verdict == "false" && tasks[t].expected)
+    });
+    if wrong {
+        1
+    } else {
+        0
+    }
+}
+
+fn print_row(name: &str, t: &Tally) {
+    println!(
+        "| {} | {} | {} | {} | {} | {} | {} | {:.1} | {:.2} | {:.0} |",
+        name,
+        t.correct() + t.wrong_true + t.wrong_false + t.unknown,
+        t.correct_true,
+        t.correct_false,
+        t.wrong_true + t.wrong_false,
+        t.unknown,
+        t.score(),
+        t.cpu,
+        t.median_correct_cpu(),
+        t.max_rss_kb as f64 / 1024.0
+    );
+}

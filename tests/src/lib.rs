@@ -1,0 +1,134 @@
+//! Helpers for the end-to-end tests: the fixture format (expected verdicts written in the C
+//! file) and the path of the built `cpals` binary.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The workspace's root directory.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
+}
+
+/// The `cpals` binary built by `cargo test` (next to the test executable's `deps` folder).
+pub fn cpals_bin() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable");
+    let dir = exe.parent().and_then(|d| d.parent()).expect("target profile directory");
+    let bin = dir.join(format!("cpals{}", std::env::consts::EXE_SUFFIX));
+    assert!(bin.exists(), "{} not built; run the tests with `cargo test --workspace`", bin.display());
+    bin
+}
+
+/// What a fixture expects of one property, per analysis (`None` key: every analysis).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Expectation {
+    pub line: u32,
+    pub verdicts: BTreeMap<Option<String>, String>,
+}
+
+impl Expectation {
+    pub fn for_analysis(&self, analysis: &str) -> Option<&str> {
+        self.verdicts
+            .get(&Some(analysis.to_string()))
+            .or_else(|| self.verdicts.get(&None))
+            .map(|s| s.as_str())
+    }
+}
+
+/// A parsed fixture.
+#[derive(Clone, Debug)]
+pub struct Fixture {
+    pub path: PathBuf,
+    pub analyses: Vec<String>,
+    pub args: Vec<String>,
+    pub expectations: Vec<Expectation>,
+    /// `STATS[analysis]: key=value …`
+    pub stats: BTreeMap<String, Vec<(String, String)>>,
+    pub unreachable: Option<Vec<u32>>,
+    /// `TRACE[analysis]: name=value …`
+    pub trace: BTreeMap<String, Vec<(String, String)>>,
+}
+
+fn tagged(s: &str, key: &str) -> Option<(Option<String>, String)> {
+    let rest = s.split(key).nth(1)?;
+    if let Some(r) = rest.strip_prefix('[') {
+        let close = r.find(']')?;
+        let analysis = r[..close].to_string();
+        let body = r[close + 1..].strip_prefix(':')?.trim().to_string();
+        Some((Some(analysis), body))
+    } else {
+        Some((None, rest.strip_prefix(':')?.trim().to_string()))
+    }
+}
+
+fn pairs(s: &str) -> Vec<(String, String)> {
+    s.split_whitespace()
+        .filter_map(|kv| kv.split_once('=').map(|(k, v)| (k.to_string(), v.to_string())))
+        .collect()
+}
+
+pub fn parse_fixture(path: &Path) -> Fixture {
+    let text = std::fs::read_to_string(path).expect("fixture readable");
+    let mut f = Fixture {
+        path: path.to_path_buf(),
+        analyses: vec!["value".into()],
+        args: Vec::new(),
+        expectations: Vec::new(),
+        stats: BTreeMap::new(),
+        unreachable: None,
+        trace: BTreeMap::new(),
+    };
+    for (i, line) in text.lines().enumerate() {
+        let lineno = i as u32 + 1;
+        if let Some((_, body)) = tagged(line, "ANALYSES") {
+            f.analyses = body.split_whitespace().map(String::from).collect();
+        }
+        if let Some((_, body)) = tagged(line, "ARGS") {
+            f.args = body.split_whitespace().map(String::from).collect();
+        }
+        if let Some((Some(a), body)) = tagged(line, "STATS") {
+            f.stats.insert(a, pairs(&body));
+        }
+        if let Some((Some(a), body)) = tagged(line, "TRACE") {
+            f.trace.insert(a, pairs(&body));
+        }
+        if let Some((_, body)) = tagged(line, "UNREACHABLE") {
+            f.unreachable = Some(body.split_whitespace().filter_map(|n| n.parse().ok()).collect());
+        }
+        // `// SAFE`, `// UNSAFE`, `// UNKNOWN`, optionally `[analysis]`, at the end of a line.
+        let Some(idx) = line.rfind("//") else { continue };
+        let comment = &line[idx + 2..];
+        let mut verdicts = BTreeMap::new();
+        for word in comment.split_whitespace() {
+            let (verdict, analysis) = match word.split_once('[') {
+                Some((v, a)) => (v, Some(a.trim_end_matches(']').to_string())),
+                None => (word, None),
+            };
+            if matches!(verdict, "SAFE" | "UNSAFE" | "UNKNOWN") {
+                verdicts.insert(analysis, verdict.to_string());
+            }
+        }
+        if !verdicts.is_empty() {
+            f.expectations.push(Expectation { line: lineno, verdicts });
+        }
+    }
+    f
+}
+
+/// Every fixture under `fixtures/`, sorted.
+pub fn fixtures() -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(rd) = std::fs::read_dir(dir) else { return };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "c" || x == "i") {
+                out.push(p);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&root().join("fixtures"), &mut out);
+    out.sort();
+    out
+}
