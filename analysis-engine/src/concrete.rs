@@ -88,6 +88,8 @@ pub struct ConcreteStep {
     pub recursive: bool,
     pub values: Vec<(VarId, Option<i64>, i128)>,
     pub input: Option<i128>,
+    /// Iterations of the loop starting with this operation that were skipped by acceleration.
+    pub accelerated: Option<u64>,
 }
 
 /// How a run ended.
@@ -113,6 +115,8 @@ pub struct Run {
     pub head: Vec<ConcreteStep>,
     pub tail: VecDeque<ConcreteStep>,
     pub steps: u64,
+    /// Loop iterations skipped by acceleration.
+    pub accelerated: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -128,7 +132,23 @@ struct Frame {
     arrays: HashMap<usize, ArrayVal>,
     /// The call site this activation returns to.
     site: Option<CallSite>,
+    /// The loop this activation iterates, for acceleration.
+    track: Option<LoopTrack>,
 }
+
+/// Observation of the innermost loop of an activation: the state and path of each iteration.
+struct LoopTrack {
+    head: NodeId,
+    snap: Vec<Option<i128>>,
+    path: Vec<EdgeId>,
+    /// The path allows acceleration so far (no calls, inputs, array writes; not too long).
+    clean: bool,
+    prev_path: Vec<EdgeId>,
+    prev_delta: Option<Vec<i128>>,
+}
+
+/// Longest iteration path that is considered for acceleration.
+const MAX_ITERATION_EDGES: usize = 256;
 
 struct Machine<'p> {
     p: &'p Program,
@@ -147,9 +167,87 @@ pub struct RunLimits {
     pub keep_ops: usize,
     pub trace_steps: usize,
     pub max_frames: usize,
+    /// Jump over iterations of affine loops (the run's operations are then not all kept).
+    pub accelerate: bool,
 }
 
 impl<'p> Machine<'p> {
+    fn log_edge(&mut self, e: EdgeId) {
+        if let Some(t) = &mut self.frames.last_mut().expect("a frame").track {
+            if t.path.len() < MAX_ITERATION_EDGES {
+                t.path.push(e);
+            } else {
+                t.clean = false;
+            }
+        }
+    }
+
+    fn spoil(&mut self) {
+        if let Some(t) = &mut self.frames.last_mut().expect("a frame").track {
+            t.clean = false;
+        }
+    }
+
+    /// At a loop head: completes the observed iteration and, after two identical affine
+    /// iterations with equal deltas, jumps ahead. Returns the skipped iterations, the path
+    /// length and the variables the jump changed.
+    fn loop_head(&mut self, p: &Program, plan: &Plan, node: NodeId) -> Option<(u64, usize, Vec<(VarId, Option<i64>, i128)>)> {
+        let func = self.frame().func;
+        let nlocals = self.frame().locals.len();
+        let mut snap: Vec<Option<i128>> = self.frame().locals.clone();
+        snap.extend_from_slice(&self.globals);
+        let frame = self.frames.last_mut().expect("a frame");
+        let same = frame.track.as_ref().is_some_and(|t| t.head == node);
+        if !same {
+            frame.track = Some(LoopTrack { head: node, snap, path: Vec::new(), clean: true, prev_path: Vec::new(), prev_delta: None });
+            return None;
+        }
+        let t = frame.track.as_mut().expect("tracked");
+        let delta: Option<Vec<i128>> = t
+            .snap
+            .iter()
+            .zip(&snap)
+            .map(|(a, b)| match (a, b) {
+                (Some(a), Some(b)) => Some(b - a),
+                (None, None) => Some(0),
+                _ => None,
+            })
+            .collect();
+        let mut result = None;
+        if t.clean && delta.is_some() && t.path == t.prev_path && delta == t.prev_delta && !t.path.is_empty() {
+            let d = delta.clone().expect("checked");
+            if d.iter().any(|&x| x != 0) && plan.is_affine(p, func, &t.path) {
+                let k = max_jump(p, func, &t.path, &snap, &d, nlocals);
+                if k >= 16 {
+                    let mut changed = Vec::new();
+                    for (i, x) in snap.iter_mut().enumerate() {
+                        if let Some(v) = x {
+                            *v += d[i] * k as i128;
+                            if d[i] != 0 {
+                                let var = if i < nlocals { VarId::local(func, i) } else { VarId::global(i - nlocals) };
+                                changed.push((var, None, *v));
+                            }
+                        }
+                    }
+                    result = Some((k, t.path.len(), changed));
+                }
+            }
+        }
+        if result.is_some() {
+            let globals = snap.split_off(nlocals);
+            frame.locals = snap.clone();
+            self.globals = globals;
+            snap.extend_from_slice(&self.globals);
+        }
+        let frame = self.frames.last_mut().expect("a frame");
+        let t = frame.track.as_mut().expect("tracked");
+        t.prev_path = std::mem::take(&mut t.path);
+        t.prev_delta = delta;
+        t.snap = snap;
+        t.clean = true;
+        result
+    }
+
     fn frame(&self) -> &Frame {
         self.frames.last().expect("a frame")
     }
@@ -259,6 +357,9 @@ enum NodePlan {
 /// Execution plans of every function of a program.
 pub struct Plan {
     nodes: Vec<Vec<NodePlan>>,
+    heads: Vec<Vec<bool>>,
+    /// Iteration paths found affine (or not), by function and path.
+    affine: std::cell::RefCell<HashMap<(FuncId, Vec<EdgeId>), bool>>,
 }
 
 impl Plan {
@@ -299,7 +400,243 @@ impl Plan {
                     .collect()
             })
             .collect();
-        Plan { nodes }
+        let heads = p.functions.iter().map(|f| f.cfa.nodes.iter().map(|n| n.loop_head).collect()).collect();
+        Plan { nodes, heads, affine: Default::default() }
+    }
+
+    /// True if every operation of an iteration path is affine in the program's scalars, so
+    /// that the iteration map is affine and branch conditions are monotone in the iteration.
+    fn is_affine(&self, p: &Program, func: FuncId, path: &[EdgeId]) -> bool {
+        let key = (func, path.to_vec());
+        if let Some(&b) = self.affine.borrow().get(&key) {
+            return b;
+        }
+        let cfa = p.cfa(func);
+        let ok = path.iter().all(|&e| match &cfa.edge(e).kind {
+            EdgeKind::Blank => true,
+            EdgeKind::Assume { cond, .. } => affine_cond(cond),
+            EdgeKind::Statement(Stmt::Assign(LValue::Var(_), e)) | EdgeKind::Declaration(Stmt::Assign(LValue::Var(_), e)) => {
+                affine_expr(e)
+            }
+            _ => false,
+        });
+        self.affine.borrow_mut().insert(key, ok);
+        ok
+    }
+}
+
+fn affine_expr(e: &Expr) -> bool {
+    match e {
+        Expr::Const(..) | Expr::Var(..) => true,
+        Expr::Cast(a, _) | Expr::Unary(crate::ir::UnOp::Neg, a, _) => affine_expr(a),
+        Expr::Binary(crate::ir::BinOp::Add | crate::ir::BinOp::Sub, a, b, _) => affine_expr(a) && affine_expr(b),
+        Expr::Binary(crate::ir::BinOp::Mul, a, b, _) => {
+            (matches!(**a, Expr::Const(..)) && affine_expr(b)) || (matches!(**b, Expr::Const(..)) && affine_expr(a))
+        }
+        _ => false,
+    }
+}
+
+fn affine_cond(e: &Expr) -> bool {
+    match e {
+        Expr::Binary(op, a, b, _) if op.is_comparison() => affine_expr(a) && affine_expr(b),
+        Expr::Unary(crate::ir::UnOp::LNot, a, _) => affine_cond(a),
+        Expr::Cast(a, _) => affine_cond(a),
+        e => affine_expr(e),
+    }
+}
+
+/// Evaluates an affine expression exactly; `None` if a value leaves its type (a wrap-around
+/// would break affinity) or a variable is unknown.
+fn math_eval(e: &Expr, locals: &[Option<i128>], globals: &[Option<i128>]) -> Option<i128> {
+    let v = match e {
+        Expr::Const(v, _) => *v,
+        Expr::Var(v, _) => match v.func() {
+            None => globals[v.index()]?,
+            Some(_) => locals[v.index()]?,
+        },
+        Expr::Cast(a, _) | Expr::Unary(crate::ir::UnOp::Neg, a, _) => {
+            let x = math_eval(a, locals, globals)?;
+            if let Expr::Unary(..) = e {
+                -x
+            } else {
+                x
+            }
+        }
+        Expr::Binary(op, a, b, _) => {
+            let x = math_eval(a, locals, globals)?;
+            let y = math_eval(b, locals, globals)?;
+            match op {
+                crate::ir::BinOp::Add => x.checked_add(y)?,
+                crate::ir::BinOp::Sub => x.checked_sub(y)?,
+                crate::ir::BinOp::Mul => x.checked_mul(y)?,
+                _ => return None,
+            }
+        }
+        _ => return None,
+    };
+    // In range of the expression's type, the exact value is the machine value.
+    e.ty().contains(v).then_some(v)
+}
+
+/// A condition's outcome and, for (dis)equalities, the difference whose zero flips it.
+fn math_cond(e: &Expr, locals: &[Option<i128>], globals: &[Option<i128>]) -> Option<(bool, Option<i128>)> {
+    match e {
+        Expr::Binary(op, a, b, _) if op.is_comparison() => {
+            let x = math_eval(a, locals, globals)?;
+            let y = math_eval(b, locals, globals)?;
+            let r = crate::ir::eval_binop(*op, x, y, IntTy::INT)? != 0;
+            let diff = matches!(op, crate::ir::BinOp::Eq | crate::ir::BinOp::Ne).then(|| x - y);
+            Some((r, diff))
+        }
+        Expr::Unary(crate::ir::UnOp::LNot, a, _) => math_cond(a, locals, globals).map(|(r, d)| (!r, d)),
+        Expr::Cast(a, _) => math_cond(a, locals, globals),
+        e => {
+            let x = math_eval(e, locals, globals)?;
+            Some((x != 0, Some(x)))
+        }
+    }
+}
+
+/// Runs an iteration path on exact integers from `locals`/`globals`: the (dis)equality
+/// differences in order, or `None` if it leaves the path or wraps around.
+fn math_path(p: &Program, func: FuncId, path: &[EdgeId], mut locals: Vec<Option<i128>>, mut globals: Vec<Option<i128>>) -> Option<Vec<i128>> {
+    let cfa = p.cfa(func);
+    let mut diffs = Vec::new();
+    for &e in path {
+        match &cfa.edge(e).kind {
+            EdgeKind::Blank => {}
+            EdgeKind::Assume { cond, truth } => {
+                let (r, d) = math_cond(cond, &locals, &globals)?;
+                if r != *truth {
+                    return None;
+                }
+                if let Some(d) = d {
+                    diffs.push(d);
+                }
+            }
+            EdgeKind::Statement(Stmt::Assign(LValue::Var(v), x)) | EdgeKind::Declaration(Stmt::Assign(LValue::Var(v), x)) => {
+                let val = math_eval(x, &locals, &globals)?;
+                if !p.var(*v).int_ty().contains(val) {
+                    return None;
+                }
+                match v.func() {
+                    None => globals[v.index()] = Some(val),
+                    Some(_) => locals[v.index()] = Some(val),
+                }
+            }
+            _ => return None,
+        }
+    }
+    Some(diffs)
+}
+
+/// The largest number of iterations, starting from the state `snap` (locals then globals) and
+/// advancing by `delta` each time, that provably all follow `path`.
+fn max_jump(p: &Program, func: FuncId, path: &[EdgeId], snap: &[Option<i128>], delta: &[i128], nlocals: usize) -> u64 {
+    let at = |j: i128| -> Option<(Vec<Option<i128>>, Vec<Option<i128>>)> {
+        let mut v = Vec::with_capacity(snap.len());
+        for (x, d) in snap.iter().zip(delta) {
+            v.push(match x {
+                Some(x) => Some(x.checked_add(d.checked_mul(j)?)?),
+                None => None,
+            });
+        }
+        let g = v.split_off(nlocals);
+        Some((v, g))
+    };
+    let run = |j: i128| -> Option<Vec<i128>> {
+        let (l, g) = at(j)?;
+        math_path(p, func, path, l, g)
+    };
+    let (Some(d0), Some(d1)) = (run(0), run(1)) else { return 0 };
+    let ok = |k: u64| -> bool {
+        if k <= 2 {
+            return true;
+        }
+        let last = (k - 1) as i128;
+        let Some(dl) = run(last) else { return false };
+        // Affine differences: a zero strictly inside the range flips a (dis)equality.
+        d0.iter().zip(&d1).zip(&dl).all(|((&a, &b), &c)| {
+            let slope = b - a;
+            if slope == 0 {
+                return c == a;
+            }
+            if a % slope != 0 {
+                return true;
+            }
+            let root = -a / slope;
+            !(0..=last).contains(&root)
+        })
+    };
+    let (mut lo, mut hi) = (2u64, 1u64 << 40);
+    if !ok(lo) {
+        return 0;
+    }
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if ok(mid) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    lo
+}
+
+/// Keeps the first steps of a run, the last ones in a ring whose slots (and their value
+/// buffers) are reused, and all operations while the run is short.
+struct Recorder<'l> {
+    ring: Vec<ConcreteStep>,
+    next: usize,
+    limits: &'l RunLimits,
+}
+
+impl<'l> Recorder<'l> {
+    fn record(&mut self, out: &mut Run, op: Op, depth: usize, recursive: bool, values: &[(VarId, Option<i64>, i128)], input: Option<i128>) {
+        if let Some(ops) = &mut out.ops {
+            if ops.len() < self.limits.keep_ops {
+                ops.push((op, recursive));
+            } else {
+                out.ops = None;
+            }
+        }
+        let n = self.limits.trace_steps;
+        if out.head.len() < n {
+            out.head.push(ConcreteStep { op, depth, recursive, values: values.to_vec(), input, accelerated: None });
+        } else if self.ring.len() < n {
+            self.ring.push(ConcreteStep { op, depth, recursive, values: values.to_vec(), input, accelerated: None });
+        } else {
+            let slot = &mut self.ring[self.next];
+            self.next = (self.next + 1) % n;
+            slot.op = op;
+            slot.depth = depth;
+            slot.recursive = recursive;
+            slot.values.clear();
+            slot.values.extend_from_slice(values);
+            slot.input = input;
+            slot.accelerated = None;
+        }
+    }
+
+    /// Records a step that is not an operation (an accelerated loop).
+    fn push(&mut self, out: &mut Run, step: ConcreteStep) {
+        let n = self.limits.trace_steps;
+        if out.head.len() < n {
+            out.head.push(step);
+        } else if self.ring.len() < n {
+            self.ring.push(step);
+        } else {
+            self.ring[self.next] = step;
+            self.next = (self.next + 1) % n;
+        }
+    }
+
+    fn finish(mut self) -> VecDeque<ConcreteStep> {
+        if self.ring.len() == self.limits.trace_steps {
+            self.ring.rotate_left(self.next);
+        }
+        self.ring.into()
     }
 }
 
@@ -316,36 +653,12 @@ pub fn run(p: &Program, plan: &Plan, inputs: &mut dyn InputStrategy, limits: &Ru
             locals: vec![None; p.cfa(start).locals.len()],
             arrays: HashMap::new(),
             site: None,
+            track: None,
         }],
     };
-    let mut out = Run { end: RunEnd::Exit, inputs: Vec::new(), ops: Some(Vec::new()), head: Vec::new(), tail: VecDeque::new(), steps: 0 };
-    // The last steps, in a ring whose slots (and their value buffers) are reused.
-    let mut ring: Vec<ConcreteStep> = Vec::with_capacity(limits.trace_steps);
-    let mut ring_next = 0usize;
+    let mut out = Run { end: RunEnd::Exit, inputs: Vec::new(), ops: Some(Vec::new()), head: Vec::new(), tail: VecDeque::new(), steps: 0, accelerated: 0 };
+    let mut rec = Recorder { ring: Vec::with_capacity(limits.trace_steps), next: 0, limits };
     let mut values: Vec<(VarId, Option<i64>, i128)> = Vec::new();
-    let mut record = |out: &mut Run, op: Op, depth: usize, recursive: bool, values: &[(VarId, Option<i64>, i128)], input: Option<i128>| {
-        if let Some(ops) = &mut out.ops {
-            if ops.len() < limits.keep_ops {
-                ops.push((op, recursive));
-            } else {
-                out.ops = None;
-            }
-        }
-        if out.head.len() < limits.trace_steps {
-            out.head.push(ConcreteStep { op, depth, recursive, values: values.to_vec(), input });
-        } else if ring.len() < limits.trace_steps {
-            ring.push(ConcreteStep { op, depth, recursive, values: values.to_vec(), input });
-        } else {
-            let slot = &mut ring[ring_next];
-            ring_next = (ring_next + 1) % limits.trace_steps;
-            slot.op = op;
-            slot.depth = depth;
-            slot.recursive = recursive;
-            slot.values.clear();
-            slot.values.extend_from_slice(values);
-            slot.input = input;
-        }
-    };
     let end = loop {
         out.steps += 1;
         if out.steps > limits.max_steps {
@@ -356,6 +669,17 @@ pub fn run(p: &Program, plan: &Plan, inputs: &mut dyn InputStrategy, limits: &Ru
         }
         let (func, node) = (m.frame().func, m.frame().node);
         let cfa = p.cfa(func);
+        if limits.accelerate && plan.heads[func.0 as usize][node.0 as usize] {
+            if let Some((k, len, changed)) = m.loop_head(p, plan, node) {
+                out.steps = out.steps.saturating_add(k.saturating_mul(len as u64));
+                // The skipped operations are not recorded: confirmation replays natively.
+                out.ops = None;
+                let first = cfa.node(node).out.first().copied().unwrap_or(EdgeId(0));
+                let depth = m.frames.len() - 1;
+                out.accelerated += k;
+                rec.push(&mut out, ConcreteStep { op: Op::Edge(func, first), depth, recursive: false, values: changed, input: None, accelerated: Some(k) });
+            }
+        }
         let eid = match &plan.nodes[func.0 as usize][node.0 as usize] {
             NodePlan::Target(t) => {
                 let site = if cfa.assert_helper { m.frame().site } else { None };
@@ -383,7 +707,7 @@ pub fn run(p: &Program, plan: &Plan, inputs: &mut dyn InputStrategy, limits: &Ru
                 m.frames.last_mut().expect("caller frame").node = p.cfa(caller).edge(eid).dst;
                 let depth = m.frames.len();
                 let recursive = m.frames.iter().any(|f| f.func == func);
-                record(&mut out, Op::Return(caller, eid), depth, recursive, &values, None);
+                rec.record(&mut out, Op::Return(caller, eid), depth, recursive, &values, None);
                 continue;
             }
             NodePlan::End => break RunEnd::Aborted,
@@ -399,9 +723,10 @@ pub fn run(p: &Program, plan: &Plan, inputs: &mut dyn InputStrategy, limits: &Ru
                             }
                         }
                         let eid = if v != 0 { *t } else { *f };
+                        m.log_edge(eid);
                         m.frames.last_mut().expect("frame").node = cfa.edge(eid).dst;
                         let depth = m.frames.len() - 1;
-                        record(&mut out, Op::Edge(func, eid), depth, false, &values, None);
+                        rec.record(&mut out, Op::Edge(func, eid), depth, false, &values, None);
                         continue;
                     }
                     Err(Stop(why)) => break RunEnd::Stuck(why),
@@ -449,6 +774,7 @@ pub fn run(p: &Program, plan: &Plan, inputs: &mut dyn InputStrategy, limits: &Ru
             }
         };
         let e = cfa.edge(eid);
+        m.log_edge(eid);
         let depth = m.frames.len() - 1;
         values.clear();
         let mut input = None;
@@ -458,11 +784,15 @@ pub fn run(p: &Program, plan: &Plan, inputs: &mut dyn InputStrategy, limits: &Ru
                 EdgeKind::Assume { .. } => {}
                 EdgeKind::Statement(s) | EdgeKind::Declaration(s) => match s {
                     Stmt::Assign(lhs, ex) => {
+                        if matches!(lhs, LValue::Elem(..)) {
+                            m.spoil();
+                        }
                         let v = m.eval(ex)?;
                         let idx = m.write(lhs, Some(v))?;
                         values.push((lhs.var(), idx, v));
                     }
                     Stmt::Input { lhs, source: InputSource::Call(name) } if !name.starts_with("extern ") => {
+                        m.spoil();
                         let ty = p.var(lhs.var()).int_ty();
                         let v = inputs.value(ty);
                         out.inputs.push((name.clone(), ty, v));
@@ -496,6 +826,7 @@ pub fn run(p: &Program, plan: &Plan, inputs: &mut dyn InputStrategy, limits: &Ru
                     if m.frames.len() >= limits.max_frames {
                         return Err(Stop("call stack too deep".into()));
                     }
+                    m.spoil();
                     let args: Vec<i128> = call.args.iter().map(|x| m.eval(x)).collect::<Result<_, _>>()?;
                     let callee = p.cfa(call.callee);
                     let mut frame = Frame {
@@ -504,6 +835,7 @@ pub fn run(p: &Program, plan: &Plan, inputs: &mut dyn InputStrategy, limits: &Ru
                         locals: vec![None; callee.locals.len()],
                         arrays: HashMap::new(),
                         site: Some((func, eid)),
+                        track: None,
                     };
                     for (i, &param) in callee.params.iter().enumerate() {
                         if matches!(p.var(param).kind, VarKind::Array { .. }) {
@@ -531,12 +863,9 @@ pub fn run(p: &Program, plan: &Plan, inputs: &mut dyn InputStrategy, limits: &Ru
             }
             _ => (Op::Edge(func, eid), false),
         };
-        record(&mut out, op, depth, recursive, &values, input);
+        rec.record(&mut out, op, depth, recursive, &values, input);
     };
-    drop(record);
-    let shift = if ring.len() == limits.trace_steps { ring_next } else { 0 };
-    ring.rotate_left(shift);
-    out.tail = ring.into();
+    out.tail = rec.finish();
     out.end = end;
     out
 }

@@ -85,6 +85,24 @@ pub fn harness_source(inputs: &[(String, IntTy, i128)], defined: &[String]) -> S
     s
 }
 
+/// External functions a program may call for cpals to run it natively: they only compute,
+/// allocate, print or end the program. Anything else (files, processes, the network) could do
+/// harm, so such programs are never executed.
+pub fn safe_to_run(externals: &[String]) -> Result<(), String> {
+    const SAFE: &[&str] = &[
+        "abort", "exit", "_exit", "_Exit", "__assert_fail", "__assert_perror_fail", "__assert", "__assert_rtn",
+        "reach_error", "__VERIFIER_error", "__VERIFIER_assume", "__VERIFIER_abort", "__VERIFIER_atomic_begin",
+        "__VERIFIER_atomic_end", "assume_abort_if_not", "printf", "puts", "putchar", "fprintf", "fputs", "malloc",
+        "calloc", "realloc", "free", "memset", "memcpy", "memmove", "memcmp", "strlen", "strcmp", "strncmp",
+        "strcpy", "strncpy", "strchr", "abs", "labs", "llabs", "__builtin_expect", "__builtin_unreachable",
+        "__builtin_trap", "isdigit", "isalpha", "isspace", "atoi", "atol",
+    ];
+    match externals.iter().find(|e| !e.starts_with("__VERIFIER_nondet_") && !SAFE.contains(&e.as_str())) {
+        Some(e) => Err(format!("the program calls `{}`, which cpals does not run natively", e)),
+        None => Ok(()),
+    }
+}
+
 /// What a native replay showed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum NativeResult {
@@ -106,7 +124,11 @@ pub fn native_replay(
     defined: &[String],
     model: DataModel,
     timeout: Duration,
+    externals: &[String],
 ) -> NativeResult {
+    if let Err(why) = safe_to_run(externals) {
+        return NativeResult::Unavailable(why);
+    }
     let dir = match tempdir() {
         Ok(d) => d,
         Err(e) => return NativeResult::Unavailable(format!("no temporary directory: {}", e)),

@@ -9,6 +9,7 @@ pub mod concrete;
 pub mod core;
 pub mod frontend;
 pub mod harness;
+pub mod invariants;
 pub mod cpa;
 pub mod ir;
 pub mod properties;

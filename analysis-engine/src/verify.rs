@@ -23,7 +23,7 @@ use crate::cpa::value::ValueCpa;
 use crate::cpa::{OpCtx, OpKind};
 use crate::ir::{InputSource, Stmt};
 use crate::properties::{properties, Property, PropertyKey};
-use crate::report::{PropertyReport, Report, Stats, StepKind, TraceStep, Verdict};
+use crate::report::{InvariantReport, PropertyReport, Report, Stats, StepKind, TraceStep, Verdict};
 use crate::smt::path::{check_path, PathResult, StepValues};
 
 /// Which analysis `verify` runs.
@@ -145,7 +145,7 @@ pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Repo
         file: program.file.to_string(),
         verdict: Report::file_verdict(&properties),
         properties,
-        invariants: Vec::new(),
+        invariants: run.invariants,
         unreachable: run.unreachable,
         analysis,
         semantics,
@@ -170,6 +170,7 @@ struct RunResult {
     /// Why properties without a decision are not proved (`None`: they are).
     open_reason: Option<String>,
     unreachable: Vec<SrcRange>,
+    invariants: Vec<InvariantReport>,
 }
 
 type ValueComposite<'p> = CompositeCpa<'p, ValueCpa>;
@@ -255,8 +256,14 @@ fn run_value(
         (None, false) => Some(incomplete.join("; ")),
         (None, true) => None,
     };
-    let unreachable = if open_reason.is_none() { unreachable_code(p, &ex) } else { Vec::new() };
-    RunResult { decisions, open_reason, unreachable }
+    let (unreachable, invariants) = if open_reason.is_none() {
+        let cands = value_candidates(p, &ex);
+        let inv = crate::invariants::inductive_subset(p, cands, cancel);
+        (unreachable_code(p, &ex), invariant_reports(p, &inv, "value"))
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    RunResult { decisions, open_reason, unreachable, invariants }
 }
 
 /// Runs the program concretely with a few input choices; records confirmed violations.
@@ -266,7 +273,7 @@ fn concrete_phase(p: &Program, cfg: &VerifyConfig, cancel: &Cancel, props: &[Pro
         None => cfg.concrete_time,
     };
     let phase = cancel.child(Some(Instant::now() + budget));
-    let limits = RunLimits { max_steps: cfg.concrete_steps, keep_ops: 50_000, trace_steps: 40, max_frames: 10_000 };
+    let limits = RunLimits { max_steps: cfg.concrete_steps, keep_ops: 50_000, trace_steps: 40, max_frames: 10_000, accelerate: true };
     let plan = concrete::Plan::new(p);
     for k in 0..cfg.concrete_runs {
         if phase.check().is_err() || found.len() == props.len() {
@@ -310,25 +317,48 @@ fn confirm_concrete(p: &Program, run: &concrete::Run, cancel: &Cancel) -> Option
     let include = std::path::Path::new(&*p.file).parent().map(|d| d.to_path_buf()).unwrap_or_else(|| ".".into());
     let defined: Vec<String> = p.functions.iter().map(|f| f.name.clone()).collect();
     let timeout = Duration::from_millis(cancel.remaining_ms().unwrap_or(10_000).clamp(1_000, 20_000));
-    match crate::harness::native_replay(&p.file, &p.source, &include, &run.inputs, &defined, p.data_model, timeout) {
+    match crate::harness::native_replay(&p.file, &p.source, &include, &run.inputs, &defined, p.data_model, timeout, &p.externals) {
         crate::harness::NativeResult::Reached(_) => {
             let steps: Vec<&concrete::ConcreteStep> = run.head.iter().chain(run.tail.iter()).collect();
-            let ctxs: Vec<(OpCtx, usize)> = steps.iter().map(|s| (crate::cpa::op_ctx(p, s.op, s.recursive), s.depth)).collect();
-            let values: Vec<StepValues> = steps
-                .iter()
-                .zip(&ctxs)
-                .map(|(s, (c, _))| {
-                    let assume = matches!(c.kind, OpKind::Edge(EdgeKind::Assume { .. }));
-                    StepValues {
-                        writes: if assume { Vec::new() } else { s.values.clone() },
-                        reads: if assume { s.values.clone() } else { Vec::new() },
-                        input: s.input,
-                    }
-                })
-                .collect();
-            let omitted = (run.steps as usize).saturating_sub(steps.len() + 1);
-            let at = (omitted > 0).then_some((run.head.len(), omitted as u64));
-            Some(build_trace(p, &ctxs, &values, at))
+            let mut trace = Vec::new();
+            for (i, s) in steps.iter().enumerate() {
+                if i == run.head.len() && !run.tail.is_empty() {
+                    let shown = steps.len() as u64;
+                    trace.push(TraceStep {
+                        range: SrcRange { file: p.file.clone(), line: 0, col: 0, end_line: 0, end_col: 0 },
+                        function: String::new(),
+                        text: format!("… {} operations not shown …", run.steps.saturating_sub(shown)),
+                        kind: StepKind::Other,
+                        values: Vec::new(),
+                        input: None,
+                        depth: s.depth,
+                    });
+                }
+                let ctx = crate::cpa::op_ctx(p, s.op, s.recursive);
+                if let Some(k) = s.accelerated {
+                    let (f, _) = s.op.edge();
+                    let func = p.func(f);
+                    let head = func.cfa.edge(s.op.edge().1).src;
+                    trace.push(TraceStep {
+                        range: func.abs(func.cfa.node(head).span),
+                        function: func.name.clone(),
+                        text: format!("the loop runs {} more iterations (accelerated)", k),
+                        kind: StepKind::Other,
+                        values: s.values.iter().filter(|(v, _, _)| !p.var(*v).synthetic).map(|(v, i, x)| value_text(p, *v, *i, *x)).collect(),
+                        input: None,
+                        depth: s.depth,
+                    });
+                    continue;
+                }
+                let assume = matches!(ctx.kind, OpKind::Edge(EdgeKind::Assume { .. }));
+                let values = StepValues {
+                    writes: if assume { Vec::new() } else { s.values.clone() },
+                    reads: if assume { s.values.clone() } else { Vec::new() },
+                    input: s.input,
+                };
+                trace.extend(build_trace(p, &[(ctx, s.depth)], &[values], None));
+            }
+            Some(trace)
         }
         other => {
             tracing::debug!("native replay did not confirm a concrete counterexample: {:?}", other);
@@ -530,6 +560,75 @@ fn build_trace(p: &Program, ops: &[(OpCtx, usize)], values: &[StepValues], omitt
         steps.push(TraceStep { range, function: func.name.clone(), text, kind, values: dedup, input, depth: *depth });
     }
     steps
+}
+
+/// Candidate invariants from the final ARG: at each cut point, the values every reached state
+/// agrees on, or their range.
+fn value_candidates<'p>(p: &Program, ex: &Exploration<ValueComposite<'p>>) -> crate::invariants::Annotations {
+    let mut at: BTreeMap<(crate::ir::FuncId, crate::cfa::NodeId), Vec<&ValueState>> = BTreeMap::new();
+    for id in ex.arg.live_nodes() {
+        let n = ex.arg.node(id);
+        if n.covered_by.is_some() || n.state.too_deep {
+            continue;
+        }
+        let loc = n.state.loc;
+        let cfa = p.cfa(loc.func);
+        if cfa.node(loc.node).loop_head || cfa.entry == loc.node {
+            at.entry((loc.func, loc.node)).or_default().push(&n.state.data);
+        }
+    }
+    let mut out = crate::invariants::Annotations::new();
+    for ((f, node), states) in at {
+        let mut conj = Vec::new();
+        let Some(first) = states.first() else { continue };
+        for v in first.vars() {
+            let info = p.var(v);
+            if info.synthetic || info.pointer || !matches!(info.kind, crate::ir::VarKind::Int(_)) {
+                continue;
+            }
+            if v.func().is_some_and(|g| g != f) {
+                continue;
+            }
+            let vals: Option<BTreeSet<i128>> = states.iter().map(|s| s.get(v)).collect();
+            let Some(vals) = vals else { continue };
+            let t = info.int_ty();
+            let var = crate::ir::Expr::Var(v, t);
+            let cmp = |op, c: i128| crate::ir::Expr::Binary(op, Box::new(var.clone()), Box::new(crate::ir::Expr::Const(c, t)), crate::ir::IntTy::INT);
+            let (lo, hi) = (*vals.iter().next().expect("non-empty"), *vals.iter().next_back().expect("non-empty"));
+            if lo == hi {
+                conj.push(cmp(crate::ir::BinOp::Eq, lo));
+            } else {
+                // `lo <= v && v <= hi`, the way people write ranges.
+                conj.push(crate::ir::Expr::Binary(
+                    crate::ir::BinOp::Le,
+                    Box::new(crate::ir::Expr::Const(lo, t)),
+                    Box::new(var.clone()),
+                    crate::ir::IntTy::INT,
+                ));
+                conj.push(cmp(crate::ir::BinOp::Le, hi));
+            }
+        }
+        if !conj.is_empty() {
+            out.insert((f, node), conj);
+        }
+    }
+    out
+}
+
+/// Reports the invariants at loop heads, as C expressions.
+fn invariant_reports(p: &Program, inv: &crate::invariants::Annotations, source: &str) -> Vec<InvariantReport> {
+    let mut out = Vec::new();
+    for ((f, node), conj) in inv {
+        let cfa = p.cfa(*f);
+        if !cfa.node(*node).loop_head {
+            continue;
+        }
+        let func = p.func(*f);
+        let expr = conj.iter().map(|e| crate::cfa::pretty::expr(p, e, true)).collect::<Vec<_>>().join(" && ");
+        out.push(InvariantReport { function: func.name.clone(), range: func.abs(cfa.node(*node).span), expr, source: source.to_string(), inductive: true });
+    }
+    out.sort_by(|a, b| (a.range.line, a.range.col).cmp(&(b.range.line, b.range.col)));
+    out
 }
 
 /// Code no explored state reaches, in functions the analysis entered.

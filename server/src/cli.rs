@@ -155,10 +155,13 @@ pub fn describe(p: &PropertyReport) -> String {
 }
 
 pub fn message(p: &PropertyReport) -> String {
-    match p.verdict {
-        Verdict::True => format!("{} holds (proved by the {} analysis)", describe(p), p.analysis),
-        Verdict::False => format!("{} can fail (counterexample with {} steps)", describe(p), p.trace.len()),
-        Verdict::Unknown => format!("{}: {}", describe(p), p.reason.as_deref().unwrap_or("unknown")),
+    let reach = p.condition.is_none() && p.kind != TargetKind::Assert;
+    match (p.verdict, reach) {
+        (Verdict::True, false) => format!("{} holds (proved by the {} analysis)", describe(p), p.analysis),
+        (Verdict::True, true) => format!("{} is unreachable (proved by the {} analysis)", describe(p), p.analysis),
+        (Verdict::False, false) => format!("{} can fail (counterexample with {} steps)", describe(p), p.trace.len()),
+        (Verdict::False, true) => format!("{} is reachable (counterexample with {} steps)", describe(p), p.trace.len()),
+        (Verdict::Unknown, _) => format!("{}: {}", describe(p), p.reason.as_deref().unwrap_or("unknown")),
     }
 }
 

@@ -9,13 +9,28 @@ pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
 }
 
-/// The `cpals` binary built by `cargo test` (next to the test executable's `deps` folder).
+/// The `cpals` binary of this build profile (next to the test executable's `deps` folder),
+/// built once per test run so that it is never stale.
 pub fn cpals_bin() -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable");
-    let dir = exe.parent().and_then(|d| d.parent()).expect("target profile directory");
-    let bin = dir.join(format!("cpals{}", std::env::consts::EXE_SUFFIX));
-    assert!(bin.exists(), "{} not built; run the tests with `cargo test --workspace`", bin.display());
-    bin
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let exe = std::env::current_exe().expect("test executable");
+            let dir = exe.parent().and_then(|d| d.parent()).expect("target profile directory");
+            let release = dir.file_name().is_some_and(|n| n == "release");
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+            let mut cmd = std::process::Command::new(cargo);
+            cmd.args(["build", "--quiet", "-p", "cpals", "--bin", "cpals"]).current_dir(root());
+            if release {
+                cmd.arg("--release");
+            }
+            let status = cmd.status().expect("cargo runs");
+            assert!(status.success(), "building the cpals binary failed");
+            let bin = dir.join(format!("cpals{}", std::env::consts::EXE_SUFFIX));
+            assert!(bin.exists(), "{} was not built", bin.display());
+            bin
+        })
+        .clone()
 }
 
 /// What a fixture expects of one property, per analysis (`None` key: every analysis).

@@ -244,6 +244,8 @@ pub struct Program {
     pub entry: Option<FuncId>,
     /// Variables whose address escapes: a write through a pointer may change them.
     pub escaped: Vec<VarId>,
+    /// Functions the program calls but does not define.
+    pub externals: Vec<String>,
     pub notes: Vec<BuildNote>,
 }
 

@@ -135,12 +135,15 @@ pub fn parse(input: &SourceInput) -> Result<Parsed, FrontendError> {
         Err(e) => {
             let mut expected: Vec<&str> = e.expected.iter().copied().collect();
             expected.sort_unstable();
-            expected.truncate(8);
+            let more = expected.len() > 6;
+            expected.truncate(6);
+            let list = expected.iter().map(|t| format!("`{}`", t)).collect::<Vec<_>>().join(", ");
+            let list = if more { format!("one of {}, …", list) } else { list };
             let found = token_at(&e.source, e.offset);
             let message = if found.is_empty() {
-                format!("syntax error: unexpected end of input, expected {}", expected.join(", "))
+                format!("syntax error: unexpected end of input (expected {})", list)
             } else {
-                format!("syntax error: unexpected `{}`, expected {}", found, expected.join(", "))
+                format!("syntax error: unexpected `{}` (expected {})", found, list)
             };
             Err(FrontendError::Syntax { message, pos: linemap.pos(e.offset) })
         }

@@ -2,6 +2,8 @@
 //! which keeps one context per thread). It encodes C's machine-integer semantics as
 //! bit-vectors and answers path queries.
 
+pub mod block;
+pub mod encode;
 pub mod path;
 
 use z3::{Params, SatResult, Solver};

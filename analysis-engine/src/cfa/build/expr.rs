@@ -1053,6 +1053,9 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             Some(Sym::Func(_, s)) => Some(s.clone()),
             _ => None,
         };
+        if !self.cx.func_ids.contains_key(&name) && self.st.dry == 0 {
+            self.cx.externals.insert(name.clone());
+        }
 
         if let Some(kind) = target_kind(&name) {
             let condition = match (kind, call.arguments.first().map(|a| &a.node)) {

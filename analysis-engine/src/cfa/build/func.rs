@@ -168,7 +168,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
     pub fn enter(&mut self, s: LSpan) -> BResult<()> {
         self.st.depth += 1;
         if self.st.depth > MAX_DEPTH {
-            return Err(self.err(s, format!("nesting deeper than {} levels", MAX_DEPTH)));
+            return Err(self.err(s, format!("expression or statement nested more than {} levels deep", MAX_DEPTH)));
         }
         Ok(())
     }

@@ -83,6 +83,8 @@ struct ProgCx<'p> {
     address_taken_funcs: BTreeSet<String>,
     /// The start function, while a function body is being built (static initialisers go there).
     start: Option<FnState>,
+    /// Functions called but not defined in the translation unit.
+    externals: BTreeSet<String>,
 }
 
 /// Builds the automata of a parsed translation unit.
@@ -98,6 +100,7 @@ pub fn build_program(parsed: &Parsed, model: DataModel) -> Result<Program, Build
         notes: Vec::new(),
         address_taken_funcs: BTreeSet::new(),
         start: None,
+        externals: BTreeSet::new(),
     };
     // Function ids in definition order; the start function comes last.
     let mut names = Vec::new();
@@ -171,6 +174,7 @@ pub fn build_program(parsed: &Parsed, model: DataModel) -> Result<Program, Build
         start: start_id,
         entry,
         escaped: cx.escaped.into_iter().collect(),
+        externals: cx.externals.into_iter().collect(),
         notes,
     })
 }

@@ -1,0 +1,214 @@
+//! Block formulas: a loop-free region of one function, from a start node to the next cut
+//! points (loop heads, the exit), encoded as one SSA formula over all its paths (large-block
+//! encoding: a reachability literal per node, fresh versions merged at joins). Calls are not
+//! entered: their results and everything the callee may modify become arbitrary.
+
+use std::collections::{BTreeSet, HashMap};
+
+use z3::ast::{Array, Bool};
+
+use crate::cfa::{Call, EdgeId, EdgeKind, NodeId, Program};
+use crate::cpa::{OpCtx, OpKind};
+use crate::cpa::location::Loc;
+use crate::core::Op;
+use crate::ir::{FuncId, LValue, Stmt, VarId};
+use crate::smt::encode::{Encoder, VTerm};
+
+/// Where a block leaves: a cut point with the condition to get there and the SSA versions
+/// the variables have there.
+pub struct Exit {
+    pub node: NodeId,
+    pub reach: Bool,
+    pub ssa: HashMap<VarId, u32>,
+}
+
+/// A call inside a block: the condition to reach it and the versions before it.
+pub struct CallSite<'p> {
+    pub edge: EdgeId,
+    pub call: &'p Call,
+    pub reach: Bool,
+    pub ssa: HashMap<VarId, u32>,
+}
+
+pub struct Block<'p> {
+    pub func: FuncId,
+    pub start: NodeId,
+    pub start_ssa: HashMap<VarId, u32>,
+    pub exits: Vec<Exit>,
+    pub calls: Vec<CallSite<'p>>,
+}
+
+/// Variables a function may modify, directly or through the functions it calls.
+pub fn modified_by(p: &Program, f: FuncId) -> BTreeSet<VarId> {
+    let mut out = BTreeSet::new();
+    for g in p.reachable_functions(f) {
+        for e in &p.cfa(g).edges {
+            match &e.kind {
+                EdgeKind::Statement(s) | EdgeKind::Declaration(s) => match s {
+                    Stmt::Assign(l, _) | Stmt::Input { lhs: l, .. } => {
+                        if l.var().func().is_none() {
+                            out.insert(l.var());
+                        }
+                    }
+                    Stmt::InitArray { var, .. } => {
+                        if var.func().is_none() {
+                            out.insert(*var);
+                        }
+                    }
+                    Stmt::HavocMemory(_) => out.extend(p.escaped.iter().copied()),
+                    Stmt::Unsupported(_) => {
+                        out.extend((0..p.globals.len()).map(VarId::global));
+                        out.extend(p.escaped.iter().copied());
+                    }
+                },
+                EdgeKind::CallSummary(c) => {
+                    for l in &c.ret {
+                        if l.var().func().is_none() {
+                            out.insert(l.var());
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    // Escaped locals of any activation may be written through pointers.
+    out.extend(p.escaped.iter().copied().filter(|v| v.func().is_none()));
+    out
+}
+
+/// Encodes the region of `func` from `start` up to the nodes `is_cut` accepts (and back to
+/// `start`). The encoder receives the constraints.
+pub(crate) fn encode_block<'p>(
+    enc: &mut Encoder<'p>,
+    p: &'p Program,
+    func: FuncId,
+    start: NodeId,
+    is_cut: &dyn Fn(NodeId) -> bool,
+    mods: &dyn Fn(FuncId) -> BTreeSet<VarId>,
+) -> Block<'p> {
+    let cfa = p.cfa(func);
+    // Nodes of the region in topological order (the region is acyclic: cut points include
+    // every loop head).
+    let mut order = Vec::new();
+    let mut seen = vec![false; cfa.nodes.len()];
+    let mut stack: Vec<(NodeId, usize)> = vec![(start, 0)];
+    seen[start.0 as usize] = true;
+    while let Some(&mut (n, ref mut i)) = stack.last_mut() {
+        let stop = n != start && is_cut(n);
+        let out = &cfa.node(n).out;
+        if !stop && *i < out.len() {
+            let d = cfa.edge(out[*i]).dst;
+            *i += 1;
+            if d != start && !seen[d.0 as usize] {
+                seen[d.0 as usize] = true;
+                stack.push((d, 0));
+            }
+        } else {
+            order.push(n);
+            stack.pop();
+        }
+    }
+    order.reverse();
+    let start_ssa = enc.cur.clone();
+    let mut states: HashMap<NodeId, (Bool, HashMap<VarId, u32>)> = HashMap::new();
+    let mut incoming: HashMap<NodeId, Vec<(Bool, HashMap<VarId, u32>)>> = HashMap::new();
+    let mut exits = Vec::new();
+    let mut calls = Vec::new();
+    for &n in &order {
+        let (reach, ssa) = if n == start {
+            (Bool::from_bool(true), start_ssa.clone())
+        } else {
+            let ins = incoming.remove(&n).unwrap_or_default();
+            merge(enc, ins)
+        };
+        if n != start && is_cut(n) {
+            exits.push(Exit { node: n, reach, ssa });
+            continue;
+        }
+        states.insert(n, (reach.clone(), ssa.clone()));
+        for (eid, e) in cfa.out_edges(n) {
+            enc.cur = ssa.clone();
+            let mut edge_reach = reach.clone();
+            match &e.kind {
+                EdgeKind::Assume { cond, truth } => {
+                    let (c, _) = enc.cond(cond);
+                    let g = if *truth { c } else { c.not() };
+                    edge_reach = Bool::and(&[&reach, &g]);
+                }
+                EdgeKind::CallSummary(call) => {
+                    calls.push(CallSite { edge: eid, call, reach: reach.clone(), ssa: ssa.clone() });
+                    // The callee's effect: its results and what it may modify are arbitrary.
+                    let mut dummy = Default::default();
+                    for l in &call.ret {
+                        enc.write(l, None, false, &mut dummy);
+                    }
+                    for v in mods(call.callee) {
+                        enc.havoc(v, "call");
+                    }
+                }
+                _ => {
+                    let ctx = OpCtx { op: Op::Edge(func, eid), kind: OpKind::Edge(&e.kind), from: Loc { func, node: n }, to: Loc { func, node: e.dst } };
+                    let _ = enc.op(&ctx);
+                }
+            }
+            let d = e.dst;
+            if d == start {
+                exits.push(Exit { node: d, reach: edge_reach, ssa: enc.cur.clone() });
+            } else {
+                incoming.entry(d).or_default().push((edge_reach, enc.cur.clone()));
+            }
+        }
+    }
+    Block { func, start, start_ssa, exits, calls }
+}
+
+/// Joins the states of a node's incoming edges: the disjunction of their conditions, and a
+/// fresh version for each variable whose versions differ, equal to the one of the edge taken.
+fn merge(enc: &mut Encoder, ins: Vec<(Bool, HashMap<VarId, u32>)>) -> (Bool, HashMap<VarId, u32>) {
+    match ins.len() {
+        0 => (Bool::from_bool(false), enc.cur.clone()),
+        1 => ins.into_iter().next().expect("one"),
+        _ => {
+            let reaches: Vec<&Bool> = ins.iter().map(|(r, _)| r).collect();
+            let reach = Bool::or(&reaches);
+            let mut vars: BTreeSet<VarId> = BTreeSet::new();
+            for (_, m) in &ins {
+                vars.extend(m.keys().copied());
+            }
+            let mut out = HashMap::new();
+            for v in vars {
+                let versions: Vec<u32> = ins.iter().map(|(_, m)| m.get(&v).copied().unwrap_or(0)).collect();
+                if versions.iter().all(|&x| x == versions[0]) {
+                    out.insert(v, versions[0]);
+                    continue;
+                }
+                enc.cur = HashMap::new();
+                let fresh = enc.bump(v, None);
+                let ver = enc.cur[&v];
+                for ((r, _), &old) in ins.iter().zip(&versions) {
+                    let eq = match (&fresh, enc.term(v, old)) {
+                        (VTerm::Bv(a), VTerm::Bv(b)) => a.eq(&b),
+                        (VTerm::Arr(a), VTerm::Arr(b)) => Array::eq(a, &b),
+                        _ => Bool::from_bool(true),
+                    };
+                    enc.constraints.push(r.implies(&eq));
+                }
+                out.insert(v, ver);
+            }
+            (reach, out)
+        }
+    }
+}
+
+/// Assigns `args` to the callee's parameters (fresh versions), for checking what holds at
+/// the callee's entry from a call site.
+pub(crate) fn bind_params(enc: &mut Encoder, p: &Program, site: &CallSite) -> HashMap<VarId, u32> {
+    enc.cur = site.ssa.clone();
+    let args: Vec<_> = site.call.args.iter().map(|a| enc.expr(a)).collect();
+    let mut dummy = Default::default();
+    for (param, t) in p.cfa(site.call.callee).params.iter().zip(args) {
+        enc.write(&LValue::Var(*param), Some(t), false, &mut dummy);
+    }
+    enc.cur.clone()
+}

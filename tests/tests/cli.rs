@@ -1,0 +1,174 @@
+//! The `cpals` binary as users and scripts run it: output format, JSON, exit codes, and bad
+//! input (binary files, truncated C, huge or deeply nested input, missing files), which must
+//! end with a clear error or `unknown`, never a crash or a hang.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use cpals_tests::{cpals_bin, root};
+
+struct Outcome {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `cpals` with a wall-clock limit; a run over the limit fails the test as a hang.
+fn cpals(args: &[&str], limit: Duration) -> Outcome {
+    let mut child = Command::new(cpals_bin())
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("cpals runs");
+    let started = Instant::now();
+    let mut out = child.stdout.take().expect("stdout");
+    let mut err = child.stderr.take().expect("stderr");
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            panic!("cpals {:?} did not finish within {:?}", args, limit);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    Outcome { code: status.code(), stdout: reader.join().unwrap_or_default(), stderr: err_reader.join().unwrap_or_default() }
+}
+
+fn fixture(rel: &str) -> String {
+    root().join("fixtures").join(rel).display().to_string()
+}
+
+fn temp_file(name: &str, bytes: &[u8]) -> String {
+    let dir = std::env::temp_dir().join(format!("cpals-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).expect("write temp file");
+    p.display().to_string()
+}
+
+#[test]
+fn text_output_has_one_line_per_property_and_the_result_line() {
+    let o = cpals(&["check", &fixture("constructs/helpers.c")], Duration::from_secs(60));
+    assert_eq!(o.code, Some(1), "a violation exits with 1: {}", o.stdout);
+    let lines: Vec<&str> = o.stdout.lines().collect();
+    assert_eq!(lines.last(), Some(&"Verification result: FALSE(unreach-call)"));
+    let props: Vec<&&str> = lines.iter().filter(|l| l.contains("helpers.c:")).collect();
+    assert_eq!(props.len(), 3, "{}", o.stdout);
+    assert!(props[2].contains(":15:3: false:"), "{}", props[2]);
+    assert!(props[1].contains(": true:"), "{}", props[1]);
+}
+
+#[test]
+fn json_report_follows_the_interface() {
+    let o = cpals(&["check", "--json", &fixture("constructs/externals.c")], Duration::from_secs(60));
+    let v: serde_json::Value = serde_json::from_str(&o.stdout).expect("one JSON object");
+    assert_eq!(v["verdict"], "false");
+    let p = &v["properties"][0];
+    assert_eq!(p["kind"], "assert");
+    assert_eq!(p["verdict"], "false");
+    assert_eq!(p["line"], 11);
+    let trace = p["trace"].as_array().expect("a trace");
+    let input = trace.iter().find(|s| s["kind"] == "input").expect("an input step");
+    assert_eq!(input["values"]["r"], "7", "the external function's value");
+    assert!(v["stats"]["time_ms"].is_number());
+}
+
+#[test]
+fn proofs_and_invariants_are_printed() {
+    let o = cpals(&["check", &fixture("seed000/fig1_harness.c")], Duration::from_secs(60));
+    assert_eq!(o.code, Some(0));
+    assert!(o.stdout.contains(": true: "), "{}", o.stdout);
+    assert!(o.stdout.contains("invariant: flag == 0"), "{}", o.stdout);
+    assert!(o.stdout.ends_with("Verification result: TRUE\n"));
+}
+
+#[test]
+fn cfa_dot_is_graphviz() {
+    let o = cpals(&["cfa", "--dot", &fixture("constructs/loops.c")], Duration::from_secs(30));
+    assert_eq!(o.code, Some(0));
+    assert!(o.stdout.starts_with("digraph cfa {"));
+    assert!(o.stdout.contains("doublecircle"), "loop heads are marked");
+    assert!(o.stdout.trim_end().ends_with('}'));
+}
+
+#[test]
+fn missing_file_and_bad_arguments_are_errors() {
+    let o = cpals(&["check", "/nonexistent/nothing.c"], Duration::from_secs(10));
+    assert_eq!(o.code, Some(3));
+    assert!(o.stderr.contains("cannot read"), "{}", o.stderr);
+    let o = cpals(&["check", "--analysis", "nonsense", &fixture("constructs/loops.c")], Duration::from_secs(10));
+    assert_eq!(o.code, Some(3));
+    assert!(o.stderr.contains("unknown analysis"), "{}", o.stderr);
+    let o = cpals(&["check", "--timeout", "-4", &fixture("constructs/loops.c")], Duration::from_secs(10));
+    assert_eq!(o.code, Some(3));
+}
+
+/// Garbage must end with an error (exit 3) or unknown (exit 2): never a signal, never a hang.
+fn assert_handled(name: &str, bytes: &[u8]) -> Outcome {
+    let path = temp_file(name, bytes);
+    let o = cpals(&["check", "--timeout", "20", &path], Duration::from_secs(90));
+    assert!(matches!(o.code, Some(0..=3)), "{name}: exited with {:?}\n{}", o.code, o.stderr);
+    assert!(!o.stderr.contains("panicked"), "{name}: {}", o.stderr);
+    o
+}
+
+#[test]
+fn binary_input_is_refused() {
+    let mut bytes: Vec<u8> = (0..200_000u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+    bytes[7] = 0;
+    let o = assert_handled("binary.c", &bytes);
+    assert_eq!(o.code, Some(3));
+}
+
+#[test]
+fn truncated_c_reports_the_position() {
+    let o = assert_handled("truncated.c", b"int main(void) {\n  int x = 0;\n  while (x < 10) {\n    x++;\n");
+    assert_eq!(o.code, Some(3));
+    assert!(o.stderr.contains("truncated.c:4:") && o.stderr.contains("syntax error"), "{}", o.stderr);
+}
+
+#[test]
+fn a_megabyte_of_random_tokens_is_refused() {
+    let toks = ["int", "x", "(", ")", "{", "}", ";", "+", "if", "while", "return", "=", "1", "a", "[", "]", ",", "->", "&&"];
+    let mut s = String::new();
+    let mut state = 12345u64;
+    while s.len() < 1 << 20 {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        s.push_str(toks[(state >> 33) as usize % toks.len()]);
+        s.push(' ');
+    }
+    let o = assert_handled("tokens.c", s.as_bytes());
+    assert_eq!(o.code, Some(3));
+}
+
+#[test]
+fn deeply_nested_expressions_are_refused_or_handled() {
+    let parens = format!("int main(void) {{ int x = {}1{}; return x; }}\n", "(".repeat(20_000), ")".repeat(20_000));
+    assert_eq!(assert_handled("parens.c", parens.as_bytes()).code, Some(3));
+    let chain = format!("int main(void) {{ int x = {}; return x; }}\n", vec!["1"; 200_000].join("+"));
+    assert_eq!(assert_handled("chain.c", chain.as_bytes()).code, Some(3));
+    let blocks = format!("int main(void) {{ {} {} return 0; }}\n", "{".repeat(100), "}".repeat(100));
+    assert_eq!(assert_handled("blocks.c", blocks.as_bytes()).code, Some(0));
+}
+
+#[test]
+fn empty_and_whitespace_files_have_nothing_to_prove() {
+    let o = assert_handled("empty.c", b"");
+    assert_eq!(o.code, Some(0), "no property: vacuously true\n{}", o.stdout);
+    let _ = Path::new("");
+}
