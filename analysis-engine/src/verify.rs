@@ -56,11 +56,16 @@ pub struct VerifyConfig {
     pub order: Order,
     /// Abstract states kept at most (bounds memory).
     pub max_states: usize,
+    /// Resident memory at which the exploration stops (bytes).
+    pub max_memory: u64,
     /// Calls deeper than this are not explored (recursion).
     pub max_call_depth: usize,
     pub max_refinements: u64,
     /// Scoped precision refinement (seed 000 §III-F b).
     pub scoped_precision: bool,
+    /// Merge operator of the value analysis (merge-sep builds an ARG; merge-join is
+    /// data-flow constant propagation, for comparison).
+    pub value_merge: crate::core::cpa::MergeOp,
     /// Concrete runs with chosen inputs before the analysis (bug finding; 0 disables).
     pub concrete_runs: u32,
     /// Share of the time limit the concrete runs may use (at most `concrete_time` without one).
@@ -77,9 +82,11 @@ impl VerifyConfig {
             timeout: None,
             order: Order::Dfs,
             max_states: 2_000_000,
+            max_memory: 3 << 30,
             max_call_depth: 256,
             max_refinements: 20_000,
             scoped_precision: true,
+            value_merge: crate::core::cpa::MergeOp::Sep,
             concrete_runs: 12,
             concrete_share: 0.3,
             concrete_time: Duration::from_secs(3),
@@ -184,12 +191,12 @@ fn run_value(
     mut decisions: BTreeMap<PropertyKey, Decision>,
 ) -> RunResult {
     let mut prec = Arc::new(ValuePrecision::default());
-    let cpa = CompositeCpa::new(p, ValueCpa { initial_precision: prec.clone() }, cfg.max_call_depth);
+    let cpa = CompositeCpa::new(p, ValueCpa { initial_precision: prec.clone(), merge: cfg.value_merge }, cfg.max_call_depth);
     for k in decisions.keys() {
         cpa.decide(*k);
     }
     let mut ex = Exploration::new(&cpa, Waitlist::new(cfg.order));
-    let limits = Limits { max_states: cfg.max_states };
+    let limits = Limits { max_states: cfg.max_states, max_memory: cfg.max_memory };
     let mut blocked: BTreeMap<PropertyKey, String> = BTreeMap::new();
     let interrupted = loop {
         match ex.run(&cpa, cancel, &limits) {

@@ -114,3 +114,20 @@ fn verdicts_are_deterministic() {
         assert_eq!(a.properties, b.properties, "{name}: verdicts or traces differ between runs");
     }
 }
+
+#[test]
+fn merge_join_loses_what_merge_sep_proves() {
+    // seed 001 Fig. 3.2 (fixture T2): constant propagation with merge-join joins
+    // {x=1,y=1,z=0} and {x=0,z=1} into nothing at the assertion and cannot prove x != z;
+    // merge-sep keeps both states and proves it.
+    let f = parse_fixture(&cpals_tests::root().join("fixtures/seed001/t2_merge_sep.c"));
+    let input = SourceInput::read(&f.path).expect("fixture");
+    let program = analysis_engine::load(&input, DataModel::Lp64).expect("loads");
+    let mut cfg = VerifyConfig::new(Analysis::Value);
+    cfg.concrete_runs = 0;
+    let sep = analysis_engine::verify(&program, &cfg, &Cancel::new());
+    assert_eq!(sep.properties[0].verdict, Verdict::True);
+    cfg.value_merge = analysis_engine::core::cpa::MergeOp::Join;
+    let join = analysis_engine::verify(&program, &cfg, &Cancel::new());
+    assert_eq!(join.properties[0].verdict, Verdict::Unknown, "a false alarm is never reported as a violation");
+}

@@ -23,6 +23,15 @@ pub enum Outcome {
 #[derive(Clone, Debug)]
 pub struct Limits {
     pub max_states: usize,
+    /// Resident memory of the process, in bytes, at which exploration stops.
+    pub max_memory: u64,
+}
+
+/// Resident memory of this process in bytes (Linux `/proc/self/statm`), if known.
+pub fn resident_memory() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = s.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096)
 }
 
 #[derive(Clone, Debug, Default)]
@@ -93,6 +102,13 @@ impl<C: Cpa> Exploration<C> {
                     self.requeue(cpa, id);
                     return Outcome::Interrupted(i);
                 }
+            }
+            if tick % 4096 == 0 && resident_memory().is_some_and(|m| m > limits.max_memory) {
+                self.requeue(cpa, id);
+                return Outcome::Interrupted(Interrupt::Limit(format!(
+                    "memory limit reached ({} MB)",
+                    limits.max_memory >> 20
+                )));
             }
             if self.arg.live() >= limits.max_states {
                 self.requeue(cpa, id);

@@ -169,10 +169,9 @@ impl<'p, D: DataCpa> Cpa for CompositeCpa<'p, D> {
     }
 
     fn stop(&self, s: &Self::State, reached: &[(ArgId, &Self::State)], _prec: &Self::Precision) -> Option<ArgId> {
-        reached
-            .iter()
-            .find(|(_, r)| r.too_deep == s.too_deep && self.data.leq(&s.data, &r.data))
-            .map(|(id, _)| *id)
+        let same: Vec<(ArgId, &D::State)> =
+            reached.iter().filter(|(_, r)| r.too_deep == s.too_deep).map(|(id, r)| (*id, &r.data)).collect();
+        self.data.covering(&s.data, &same)
     }
 
     fn adjust_precision(&self, s: Self::State, prec: Self::Precision) -> PrecisionStep<Self::State, Self::Precision> {

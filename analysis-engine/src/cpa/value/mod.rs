@@ -10,7 +10,7 @@ pub mod transfer;
 use std::sync::Arc;
 
 use crate::cfa::Program;
-use crate::core::cpa::PrecisionStep;
+use crate::core::cpa::{MergeOp, PrecisionStep};
 use crate::cpa::location::Loc;
 use crate::cpa::{DataCpa, OpCtx};
 use precision::ValuePrecision;
@@ -18,6 +18,9 @@ use state::ValueState;
 
 pub struct ValueCpa {
     pub initial_precision: Arc<ValuePrecision>,
+    /// Merge-sep (the paper's explicit-value CPA) or merge-join (constant propagation as a
+    /// data-flow analysis, seed 001 §3.2.2).
+    pub merge: MergeOp,
 }
 
 impl DataCpa for ValueCpa {
@@ -32,8 +35,8 @@ impl DataCpa for ValueCpa {
         transfer::successor(program, state, op)
     }
 
-    fn leq(&self, new: &ValueState, reached: &ValueState) -> bool {
-        new.leq(reached)
+    fn merge_op(&self) -> MergeOp {
+        self.merge
     }
 
     fn adjust_precision(&self, mut state: ValueState, prec: Self::Precision, loc: Loc) -> PrecisionStep<ValueState, Self::Precision> {

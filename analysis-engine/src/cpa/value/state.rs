@@ -155,9 +155,49 @@ impl ValueState {
     }
 }
 
+impl crate::core::cpa::AbstractDomain for ValueState {
+    fn leq(&self, other: &Self) -> bool {
+        ValueState::leq(self, other)
+    }
+
+    /// The values both states agree on (the flat lattice's join, variable by variable).
+    fn join(&self, other: &Self) -> Self {
+        if self.saved != other.saved {
+            // Different suspended frames: keep nothing but what both frames agree on.
+            return ValueState { cells: OrdMap::new(), saved: Vector::new() };
+        }
+        let mut cells = OrdMap::new();
+        for (c, v) in self.cells.iter() {
+            let other_v = match c.idx {
+                SCALAR | DEFAULT => other.cells.get(c).copied(),
+                idx => other.get_elem(c.var, idx),
+            };
+            if other_v == Some(*v) {
+                cells.insert(*c, *v);
+            }
+        }
+        // Elements `other` fixes explicitly that `self` has through its default.
+        for (c, v) in other.cells.iter() {
+            if c.idx != SCALAR && c.idx != DEFAULT && !cells.contains_key(c) && self.get_elem(c.var, c.idx) == Some(*v) {
+                cells.insert(*c, *v);
+            }
+        }
+        // A default kept on one side only would claim too much for the other's elements.
+        let defaults: Vec<Cell> = cells.keys().filter(|c| c.idx == DEFAULT).copied().collect();
+        for d in defaults {
+            let conflict = self.cells_of(d.var).chain(other.cells_of(d.var)).any(|(c, v)| c.idx != DEFAULT && Some(v) != cells.get(&d) && !cells.contains_key(c));
+            if conflict {
+                cells.remove(&d);
+            }
+        }
+        ValueState { cells, saved: self.saved.clone() }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::cpa::AbstractDomain;
 
     fn st(pairs: &[(u32, i128)]) -> ValueState {
         let mut s = ValueState::default();
@@ -182,6 +222,16 @@ mod tests {
         assert!(!st(&[(0, 1)]).leq(&st(&[(0, 1), (1, 2)])));
         assert!(!st(&[(0, 1)]).leq(&st(&[(0, 2)])));
         assert!(st(&[]).leq(&st(&[])));
+    }
+
+    #[test]
+    fn join_keeps_agreement() {
+        let a = st(&[(0, 1), (1, 2)]);
+        let b = st(&[(0, 1), (1, 3)]);
+        let j = a.join(&b);
+        assert_eq!(j, st(&[(0, 1)]));
+        assert!(a.leq(&j) && b.leq(&j), "the join is an upper bound");
+        assert_eq!(a.join(&a), a, "idempotent");
     }
 
     #[test]
