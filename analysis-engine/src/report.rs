@@ -106,6 +106,8 @@ pub struct Report {
     /// Constructs the front end over-approximated.
     pub notes: Vec<(SrcRange, String)>,
     pub stats: Stats,
+    /// The precision the analysis ended with, to start the next run of the same code from.
+    pub precision: Option<std::sync::Arc<crate::verify::PrecisionHint>>,
 }
 
 impl Report {

@@ -63,6 +63,11 @@ pub struct VerifyConfig {
     pub max_refinements: u64,
     /// Scoped precision refinement (seed 000 §III-F b).
     pub scoped_precision: bool,
+    /// Verify only this root function (by name; `None`: the whole program from `main`, or
+    /// every uncalled function when there is no `main`).
+    pub entry: Option<String>,
+    /// Variables to track from the start (precision reuse from an earlier run).
+    pub reuse: Option<Arc<PrecisionHint>>,
     /// Merge operator of the value analysis (merge-sep builds an ARG; merge-join is
     /// data-flow constant propagation, for comparison).
     pub value_merge: crate::core::cpa::MergeOp,
@@ -86,12 +91,28 @@ impl VerifyConfig {
             max_call_depth: 256,
             max_refinements: 20_000,
             scoped_precision: true,
+            entry: None,
+            reuse: None,
             value_merge: crate::core::cpa::MergeOp::Sep,
             concrete_runs: 12,
             concrete_share: 0.3,
             concrete_time: Duration::from_secs(3),
             concrete_steps: 2_000_000_000,
         }
+    }
+}
+
+/// The precision a run ended with, by variable names (`function::name` for locals) so that
+/// it survives re-parsing: the next run of the same code starts from it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PrecisionHint {
+    pub tracked: BTreeSet<String>,
+}
+
+fn qualified_name(p: &Program, v: crate::ir::VarId) -> String {
+    match v.func() {
+        Some(f) => format!("{}::{}", p.cfa(f).name, p.var(v).name),
+        None => p.var(v).name.clone(),
     }
 }
 
@@ -106,15 +127,28 @@ enum Decision {
 pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Report {
     let started = Instant::now();
     let cancel = cancel.child(config.timeout.map(|t| started + t));
+    let restricted;
+    let program = match config.entry.as_deref() {
+        Some(name) => match program.by_name.get(name).and_then(|&f| program.for_root(f)) {
+            Some(p) => {
+                restricted = p;
+                &restricted
+            }
+            None => program,
+        },
+        None => program,
+    };
     let props = properties(program);
     let mut stats = Stats::default();
-    let mut found = BTreeMap::new();
-    if config.concrete_runs > 0 && !props.is_empty() {
-        concrete_phase(program, config, &cancel, &props, &mut found);
-    }
-    let run = match config.analysis {
-        Analysis::Value => run_value(program, config, &cancel, &mut stats, found),
-    };
+    let run = crate::smt::interruptible(&cancel, || {
+        let mut found = BTreeMap::new();
+        if config.concrete_runs > 0 && !props.is_empty() {
+            concrete_phase(program, config, &cancel, &props, &mut found);
+        }
+        match config.analysis {
+            Analysis::Value => run_value(program, config, &cancel, &mut stats, found),
+        }
+    });
     stats.time_ms = started.elapsed().as_millis() as u64;
     let analysis = config.analysis.name().to_string();
     let properties: Vec<PropertyReport> = props
@@ -158,6 +192,7 @@ pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Repo
         semantics,
         notes: program.notes.iter().map(|n| (n.pos.clone(), n.message.clone())).collect(),
         stats,
+        precision: Some(run.precision),
     }
 }
 
@@ -178,6 +213,7 @@ struct RunResult {
     open_reason: Option<String>,
     unreachable: Vec<SrcRange>,
     invariants: Vec<InvariantReport>,
+    precision: Arc<PrecisionHint>,
 }
 
 type ValueComposite<'p> = CompositeCpa<'p, ValueCpa>;
@@ -190,7 +226,24 @@ fn run_value(
     stats: &mut Stats,
     mut decisions: BTreeMap<PropertyKey, Decision>,
 ) -> RunResult {
-    let mut prec = Arc::new(ValuePrecision::default());
+    let mut start = ValuePrecision::default();
+    if let Some(hint) = &cfg.reuse {
+        for f in p.func_ids() {
+            for i in 0..p.cfa(f).locals.len() {
+                let v = crate::ir::VarId::local(f, i);
+                if hint.tracked.contains(&qualified_name(p, v)) {
+                    start.everywhere.insert(v);
+                }
+            }
+        }
+        for i in 0..p.globals.len() {
+            let v = crate::ir::VarId::global(i);
+            if hint.tracked.contains(&qualified_name(p, v)) {
+                start.everywhere.insert(v);
+            }
+        }
+    }
+    let mut prec = Arc::new(start);
     let cpa = CompositeCpa::new(p, ValueCpa { initial_precision: prec.clone(), merge: cfg.value_merge }, cfg.max_call_depth);
     for k in decisions.keys() {
         cpa.decide(*k);
@@ -257,6 +310,7 @@ fn run_value(
     stats.covered = ex.stats.covered;
     stats.precision = prec.size() as u64;
     stats.tracked_variables = prec.variables().iter().map(|v| p.var_name(*v).to_string()).collect();
+    let hint = PrecisionHint { tracked: prec.variables().iter().map(|v| qualified_name(p, *v)).collect() };
     let incomplete = cpa.incompleteness();
     let open_reason = match (&interrupted, incomplete.is_empty()) {
         (Some(i), _) => Some(i.describe()),
@@ -270,7 +324,7 @@ fn run_value(
     } else {
         (Vec::new(), Vec::new())
     };
-    RunResult { decisions, open_reason, unreachable, invariants }
+    RunResult { decisions, open_reason, unreachable, invariants, precision: Arc::new(hint) }
 }
 
 /// Runs the program concretely with a few input choices; records confirmed violations.

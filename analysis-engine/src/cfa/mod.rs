@@ -242,6 +242,9 @@ pub struct Program {
     pub start: FuncId,
     /// The entry function the start function calls (`main`), if there is one.
     pub entry: Option<FuncId>,
+    /// The functions the start function may call (main, or every function nobody calls), with
+    /// the start function's edge that chooses each.
+    pub roots: Vec<(FuncId, EdgeId)>,
     /// Variables whose address escapes: a write through a pointer may change them.
     pub escaped: Vec<VarId>,
     /// Functions the program calls but does not define.
@@ -288,6 +291,31 @@ impl Program {
         }
         out.sort();
         out
+    }
+
+    /// The program restricted to one of its roots: the start function's edges to the other
+    /// roots become infeasible. `None` if `root` is not a root.
+    pub fn for_root(&self, root: FuncId) -> Option<Program> {
+        if !self.roots.iter().any(|(r, _)| *r == root) {
+            return None;
+        }
+        let mut p = self.clone();
+        let mut start = (*p.cfa(p.start)).clone();
+        for &(r, e) in &self.roots {
+            if r != root {
+                // Unlink the edge (ids stay stable) and make it infeasible should anything follow it.
+                let (src, dst) = (start.edges[e.0 as usize].src, start.edges[e.0 as usize].dst);
+                start.nodes[src.0 as usize].out.retain(|&x| x != e);
+                start.nodes[dst.0 as usize].inc.retain(|&x| x != e);
+                start.edges[e.0 as usize].kind = EdgeKind::Assume { cond: Expr::Const(0, crate::ir::IntTy::INT), truth: true };
+            }
+        }
+        for n in start.nodes.iter_mut() {
+            n.rpo = u32::MAX;
+        }
+        let idx = p.start.0 as usize;
+        p.functions[idx].cfa = Arc::new(loops::finish_cfa(start));
+        Some(p)
     }
 
     /// Functions that can call themselves, directly or through others.

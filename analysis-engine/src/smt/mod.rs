@@ -39,6 +39,29 @@ pub fn check(s: &Solver) -> Sat {
     }
 }
 
+/// Runs `f` on this thread while a watcher interrupts this thread's Z3 context as soon as
+/// `cancel` is cancelled, so that a long query returns `unknown` at once (the analyses check
+/// the token between queries).
+pub fn interruptible<R>(cancel: &Cancel, f: impl FnOnce() -> R) -> R {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let ctx = z3::Context::thread_local();
+    let handle = ctx.handle();
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            while !done.load(Ordering::Acquire) {
+                if cancel.is_cancelled() {
+                    handle.interrupt();
+                }
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        });
+        let r = f();
+        done.store(true, Ordering::Release);
+        r
+    })
+}
+
 /// The Z3 version string (for `cpals --version` and reports).
 pub fn z3_version() -> String {
     z3::full_version().to_string()

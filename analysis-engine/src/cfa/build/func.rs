@@ -46,6 +46,8 @@ pub(super) struct FnState {
     pub ret_vars: Vec<VarId>,
     pub ret_ty: CType,
     pub ret_obj: Option<Rc<Obj>>,
+    /// In the start function: the edge out of the fork that leads to each entry.
+    pub root_edges: Vec<(FuncId, EdgeId)>,
     pub labels: HashMap<String, NodeId>,
     pub labels_defined: HashSet<String>,
     pub gotos: Vec<(String, LSpan)>,
@@ -74,6 +76,7 @@ impl FnState {
             ret_vars: Vec::new(),
             ret_ty,
             ret_obj: None,
+            root_edges: Vec::new(),
             labels: HashMap::new(),
             labels_defined: HashSet::new(),
             gotos: Vec::new(),
@@ -283,7 +286,12 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         let join = self.new_node();
         let fork = self.st.cur;
         for &r in roots {
-            self.st.cur = fork;
+            // One edge per root out of the fork, so that a run can be restricted to one entry.
+            let branch = self.new_node();
+            let eid = EdgeId(self.st.edges.len() as u32);
+            self.edge(fork, branch, EdgeKind::Blank, Span::default());
+            self.st.root_edges.push((r, eid));
+            self.st.cur = branch;
             let cfa = &functions[r.0 as usize].cfa;
             let mut args = Vec::new();
             for &p in &cfa.params {

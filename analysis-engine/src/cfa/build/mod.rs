@@ -152,6 +152,7 @@ pub fn build_program(parsed: &Parsed, model: DataModel) -> Result<Program, Build
     };
     let mut start = cx.start.take().expect("start function");
     func::FnBuilder { cx: &mut cx, st: &mut start }.call_roots(&roots, &functions)?;
+    let root_edges = start.root_edges.clone();
     let start_cfa = start.finish(&mut cx)?;
     let mut functions = functions;
     functions.push(Function {
@@ -173,6 +174,7 @@ pub fn build_program(parsed: &Parsed, model: DataModel) -> Result<Program, Build
         by_name,
         start: start_id,
         entry,
+        roots: root_edges,
         escaped: cx.escaped.into_iter().collect(),
         externals: cx.externals.into_iter().collect(),
         notes,
