@@ -518,7 +518,20 @@ pub fn excerpt(p: &Program, r: &SrcRange) -> Option<String> {
     let line = p.source.lines().nth(r.line.checked_sub(1)? as usize)?;
     let start = (r.col as usize).checked_sub(1)?;
     let end = if r.end_line == r.line && r.end_col > r.col { (r.end_col as usize - 1).min(line.len()) } else { line.len() };
-    let text = line.get(start..end)?.trim();
+    let mut text = line.get(start..end)?.trim();
+    // One statement: stop at a `;` outside parentheses (macro expansions span to the line's end).
+    let mut depth = 0i32;
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ';' if depth <= 0 => {
+                text = text[..i].trim_end();
+                break;
+            }
+            _ => {}
+        }
+    }
     if text.is_empty() {
         return None;
     }
@@ -616,6 +629,8 @@ fn build_trace(p: &Program, ops: &[(OpCtx, usize)], values: &[StepValues], omitt
         }
         let text = match op.op {
             Op::Return(..) => format!("return from {}", p.cfa(edge.kind.callee().expect("call edge")).name),
+            // The start function has no text of its own (global initialisers, entry arguments).
+            _ if f == p.start && kind == StepKind::Input => crate::cfa::pretty::edge(p, &edge.kind),
             _ => excerpt(p, &range).unwrap_or_else(|| crate::cfa::pretty::edge(p, &edge.kind)),
         };
         steps.push(TraceStep { range, function: func.name.clone(), text, kind, values: dedup, input, depth: *depth });

@@ -140,6 +140,7 @@ pub fn stmt(p: &Program, s: &Stmt) -> String {
     match s {
         Stmt::Assign(l, e) => format!("{} = {}", lvalue(p, l), expr(p, e, true)),
         Stmt::Input { lhs, source } => match source {
+            InputSource::Call(f) if f.starts_with("argument ") || f.starts_with("extern ") => format!("{} = <{}>", lvalue(p, lhs), f),
             InputSource::Call(f) => format!("{} = {}()", lvalue(p, lhs), f),
             InputSource::Uninitialised => format!("{} = <uninitialised>", lvalue(p, lhs)),
         },

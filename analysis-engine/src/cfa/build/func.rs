@@ -293,15 +293,22 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             self.st.root_edges.push((r, eid));
             self.st.cur = branch;
             let cfa = &functions[r.0 as usize].cfa;
+            // Arguments of an entry are inputs, shown at the function's first line.
+            let at = Span { line: functions[r.0 as usize].first_line.saturating_sub(1), col: 1, end_line: functions[r.0 as usize].first_line.saturating_sub(1), end_col: 1 };
             let mut args = Vec::new();
             for &p in &cfa.params {
                 let info = &cfa.locals[p.index()];
                 match &info.kind {
                     VarKind::Int(t) if !info.pointer => {
                         let tmp = self.temp(*t, false)?;
+                        self.st.locals[tmp.index()].name = info.name.clone();
+                        self.st.locals[tmp.index()].synthetic = false;
                         self.stmt_edge(
-                            Stmt::Input { lhs: LValue::Var(tmp), source: InputSource::Call(format!("{} argument", cfa.name)) },
-                            Span::default(),
+                            Stmt::Input {
+                                lhs: LValue::Var(tmp),
+                                source: InputSource::Call(format!("argument `{}` of {}", info.name, cfa.name)),
+                            },
+                            at,
                         );
                         args.push(Expr::Var(tmp, *t));
                     }

@@ -25,7 +25,7 @@ use lang_c::ast::{
 use lang_c::span::{Node, Span as LSpan};
 
 use crate::cfa::loops::finish_cfa;
-use crate::cfa::{BuildNote, Call, Cfa, DataModel, EdgeKind, Function, Program, SrcRange};
+use crate::cfa::{BuildNote, Cfa, DataModel, EdgeKind, Function, Program, SrcRange};
 use crate::frontend::{Parsed, SrcPos};
 use crate::ir::{FuncId, IntTy, VarId, VarInfo, VarKind};
 
@@ -623,20 +623,21 @@ impl FnState {
         Ok(finish_cfa(cfa))
     }
 
-    /// `__VERIFIER_assert`-style: has parameters and a target, no loops, calls nothing but
-    /// targets, and writes no global.
+    /// `__VERIFIER_assert`-style: returns nothing, has parameters and a target, no loops,
+    /// calls nothing but targets, writes nothing, and branches only on its parameters.
     fn is_assert_helper(&self) -> bool {
-        if self.params.is_empty() || self.targets.is_empty() {
+        if self.params.is_empty() || self.targets.is_empty() || !self.ret_vars.is_empty() {
             return false;
         }
+        let on_params = |e: &crate::ir::Expr| {
+            let mut vars = Vec::new();
+            e.vars(&mut vars);
+            vars.iter().all(|v| self.params.contains(v))
+        };
         self.edges.iter().all(|e| match &e.kind {
-            EdgeKind::CallSummary(Call { .. }) => false,
-            EdgeKind::Statement(s) | EdgeKind::Declaration(s) => match s {
-                crate::ir::Stmt::Assign(l, _) | crate::ir::Stmt::Input { lhs: l, .. } => l.var().func().is_some(),
-                crate::ir::Stmt::InitArray { var, .. } => var.func().is_some(),
-                _ => false,
-            },
-            _ => true,
+            EdgeKind::Blank | EdgeKind::Return(_) => true,
+            EdgeKind::Assume { cond, .. } => on_params(cond),
+            _ => false,
         }) && !crate::cfa::loops::has_cycle(&self.nodes, &self.edges, self.entry)
     }
 }
