@@ -13,7 +13,7 @@ use crate::cfa::{NodeId, Program};
 use crate::core::Cancel;
 use crate::ir::{Expr, FuncId, VarId};
 use crate::smt::block::{bind_params, encode_block, modified_by, Block};
-use crate::smt::encode::Encoder;
+use crate::smt::encode::{Encoder, Theory};
 use crate::smt::{check, solver, Sat};
 
 /// Candidate conjuncts per cut point.
@@ -42,7 +42,7 @@ pub fn inductive_subset(p: &Program, mut cands: Annotations, cancel: &Cancel) ->
             if cfa.node(c).rpo == u32::MAX {
                 continue;
             }
-            let mut enc = Encoder::new(p, false);
+            let mut enc = Encoder::new(p, Theory::BitVec, false);
             let is_cut = |n: NodeId| cfa.node(n).loop_head || n == cfa.exit;
             let b = encode_block(&mut enc, p, f, c, &is_cut, &mods);
             blocks.push((enc, b));

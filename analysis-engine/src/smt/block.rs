@@ -188,7 +188,7 @@ fn merge(enc: &mut Encoder, ins: Vec<(Bool, HashMap<VarId, u32>)>) -> (Bool, Has
                 let ver = enc.cur[&v];
                 for ((r, _), &old) in ins.iter().zip(&versions) {
                     let eq = match (&fresh, enc.term(v, old)) {
-                        (VTerm::Bv(a), VTerm::Bv(b)) => a.eq(&b),
+                        (VTerm::Scalar(a), VTerm::Scalar(b)) => a.eq(&b),
                         (VTerm::Arr(a), VTerm::Arr(b)) => Array::eq(a, &b),
                         _ => Bool::from_bool(true),
                     };

@@ -1,32 +1,45 @@
-//! Encoding of C operations as SMT constraints over SSA-indexed bit-vectors: sized
-//! two's-complement integers, wrap-around on overflow (signed overflow too: the engine's
-//! documented model), truncating division, sign- or zero-extension by type, arrays as SMT
-//! arrays, recursion frames.
+//! Encoding of C operations as SMT constraints over SSA-indexed terms, in one of two theories:
+//!
+//! - **bit-vectors** (exact machine integers): sized two's-complement values, wrap-around on
+//!   overflow (signed overflow too: the engine's documented model), truncating division,
+//!   sign- or zero-extension by type. Used for confirming counterexamples, predicate
+//!   abstraction and invariant checks, so that verdicts follow C's semantics exactly;
+//! - **integers** (mathematical): used only to *discover* predicates by interpolation, where
+//!   the interpolation procedures work. Overflow is ignored there; since the predicates are
+//!   then used by the exact bit-vector analyses, this can cost precision, never soundness.
 //!
 //! Two modes. *Precise* (confirming counterexamples): undefined behaviour (division by zero,
 //! shift out of range) cuts the path, and a taint analysis marks every value that comes from
-//! an over-approximation. *Over-approximating* (checking invariants): undefined behaviour
-//! yields an arbitrary value, as in the analyses.
+//! an over-approximation. *Over-approximating*: undefined behaviour yields an arbitrary value,
+//! as in the analyses.
 
 use std::collections::HashMap;
 
-use z3::ast::{Array, Bool, BV};
+use z3::ast::{Array, Bool, Dynamic, Int, BV};
 use z3::{Model, Sort};
 
 use crate::cfa::{EdgeKind, Program};
 use crate::cpa::{OpCtx, OpKind};
 use crate::ir::{BinOp, Expr, IntTy, LValue, Stmt, UnOp, VarId, VarKind};
 
+/// How integers are represented.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Theory {
+    BitVec,
+    /// Mathematical integers; with `ranges`, every value is constrained to its C type's range.
+    Int { ranges: bool },
+}
+
 #[derive(Clone)]
 pub(crate) enum VTerm {
-    Bv(BV),
+    Scalar(Dynamic),
     Arr(Array),
 }
 
-/// A bit-vector with the reason it is over-approximated, if it is.
+/// A term with the reason it is over-approximated, if it is.
 #[derive(Clone)]
 pub(crate) struct Term {
-    pub bv: BV,
+    pub t: Dynamic,
     pub taint: Option<&'static str>,
 }
 
@@ -38,30 +51,41 @@ fn join(a: Option<&'static str>, b: Option<&'static str>) -> Option<&'static str
 pub(crate) fn bv_const(v: i128, bits: u32) -> BV {
     let mask: u128 = if bits >= 128 { u128::MAX } else { (1u128 << bits) - 1 };
     let u = (v as u128) & mask;
-    BV::from_u64(u as u64, bits)
+    if bits <= 64 {
+        BV::from_u64(u as u64, bits)
+    } else {
+        BV::from_str(bits, &u.to_string()).expect("numeral")
+    }
 }
 
-fn bool_to_int(b: &Bool) -> BV {
-    b.ite(&bv_const(1, 32), &bv_const(0, 32))
+fn bv(d: &Dynamic) -> BV {
+    d.as_bv().expect("a bit-vector term")
+}
+
+fn int(d: &Dynamic) -> Int {
+    d.as_int().expect("an integer term")
 }
 
 /// Observations to evaluate in the model, per step.
 #[derive(Default)]
 pub(crate) struct Obs {
-    pub writes: Vec<(VarId, Option<BV>, BV)>,
-    pub reads: Vec<(VarId, Option<BV>, BV)>,
-    pub input: Option<BV>,
+    pub writes: Vec<(VarId, Option<Dynamic>, Dynamic)>,
+    pub reads: Vec<(VarId, Option<Dynamic>, Dynamic)>,
+    pub input: Option<Dynamic>,
 }
 
 pub(crate) struct Encoder<'p> {
     p: &'p Program,
-    /// Precise (confirmation) or over-approximating (invariant checks).
+    pub theory: Theory,
+    /// Precise (confirmation) or over-approximating (analyses, invariant checks).
     pub precise: bool,
     pub cur: HashMap<VarId, u32>,
     next: HashMap<VarId, u32>,
     taint: HashMap<(VarId, u32), &'static str>,
     frames: Vec<Vec<(VarId, u32)>>,
     terms: HashMap<(VarId, u32), VTerm>,
+    /// The SSA variable behind each scalar constant's name (for reading formulas back).
+    pub names: HashMap<String, (VarId, u32)>,
     pub constraints: Vec<Bool>,
     /// Why a constraint depends on an over-approximation (first reason).
     pub tainted: Option<&'static str>,
@@ -69,18 +93,53 @@ pub(crate) struct Encoder<'p> {
 }
 
 impl<'p> Encoder<'p> {
-    pub fn new(p: &'p Program, precise: bool) -> Self {
+    pub fn new(p: &'p Program, theory: Theory, precise: bool) -> Self {
         Encoder {
             p,
+            theory,
             precise,
             cur: HashMap::new(),
             next: HashMap::new(),
             taint: HashMap::new(),
             frames: Vec::new(),
             terms: HashMap::new(),
+            names: HashMap::new(),
             constraints: Vec::new(),
             tainted: None,
             fresh: 0,
+        }
+    }
+
+    pub fn program(&self) -> &'p Program {
+        self.p
+    }
+
+    fn scalar_sort(&self, t: IntTy) -> Sort {
+        match self.theory {
+            Theory::BitVec => Sort::bitvector(t.bits as u32),
+            Theory::Int { .. } => Sort::int(),
+        }
+    }
+
+    fn index_sort(&self) -> Sort {
+        self.scalar_sort(IntTy::I64)
+    }
+
+    /// A constant of a type.
+    pub fn konst(&self, v: i128, t: IntTy) -> Dynamic {
+        match self.theory {
+            Theory::BitVec => Dynamic::from_ast(&bv_const(v, t.bits as u32)),
+            Theory::Int { .. } => Dynamic::from_ast(&Int::from_i128(v)),
+        }
+    }
+
+    fn range(&self, d: &Dynamic, t: IntTy) -> Option<Bool> {
+        match self.theory {
+            Theory::Int { ranges: true } => {
+                let x = int(d);
+                Some(Bool::and(&[&x.ge(&Int::from_i128(t.min())), &x.le(&Int::from_i128(t.max()))]))
+            }
+            _ => None,
         }
     }
 
@@ -94,10 +153,15 @@ impl<'p> Encoder<'p> {
         }
         let name = format!("v{}_{}", v.0, ver);
         let t = match &self.p.var(v).kind {
-            VarKind::Int(t) => VTerm::Bv(BV::new_const(name, t.bits as u32)),
-            VarKind::Array { elem, .. } => {
-                VTerm::Arr(Array::new_const(name, &Sort::bitvector(64), &Sort::bitvector(elem.bits as u32)))
+            VarKind::Int(t) => {
+                let d = Dynamic::new_const(name.clone(), &self.scalar_sort(*t));
+                if let Some(r) = self.range(&d, *t) {
+                    self.constraints.push(r);
+                }
+                self.names.insert(name, (v, ver));
+                VTerm::Scalar(d)
             }
+            VarKind::Array { elem, .. } => VTerm::Arr(Array::new_const(name, &self.index_sort(), &self.scalar_sort(*elem))),
         };
         self.terms.insert((v, ver), t.clone());
         t
@@ -124,9 +188,13 @@ impl<'p> Encoder<'p> {
         self.term(v, ver)
     }
 
-    pub fn fresh_bv(&mut self, bits: u32) -> BV {
+    pub fn fresh(&mut self, t: IntTy) -> Dynamic {
         self.fresh += 1;
-        BV::new_const(format!("fresh_{}", self.fresh), bits)
+        let d = Dynamic::new_const(format!("fresh_{}", self.fresh), &self.scalar_sort(t));
+        if let Some(r) = self.range(&d, t) {
+            self.constraints.push(r);
+        }
+        d
     }
 
     pub fn require(&mut self, c: Bool, taint: Option<&'static str>) {
@@ -136,56 +204,74 @@ impl<'p> Encoder<'p> {
         self.constraints.push(c);
     }
 
+    fn bool_to_int(&self, b: &Bool, t: IntTy) -> Dynamic {
+        b.ite(&self.konst(1, t), &self.konst(0, t))
+    }
+
+    fn is_zero(&self, d: &Dynamic, t: IntTy) -> Bool {
+        d.eq(&self.konst(0, t))
+    }
+
     pub fn expr(&mut self, e: &Expr) -> Term {
         match e {
-            Expr::Const(v, t) => Term { bv: bv_const(*v, t.bits as u32), taint: None },
-            Expr::Var(v, _) => {
+            Expr::Const(v, t) => Term { t: self.konst(*v, *t), taint: None },
+            Expr::Var(v, t) => {
                 let taint = self.cur_taint(*v);
                 match self.cur_term(*v) {
-                    VTerm::Bv(b) => Term { bv: b, taint },
-                    VTerm::Arr(_) => {
-                        let bits = e.ty().bits as u32;
-                        Term { bv: self.fresh_bv(bits), taint: Some("array used as a value") }
-                    }
+                    VTerm::Scalar(d) => Term { t: d, taint },
+                    VTerm::Arr(_) => Term { t: self.fresh(*t), taint: Some("array used as a value") },
                 }
             }
             Expr::Elem(v, i, t) => {
                 let idx = self.expr(i);
                 let taint = join(self.cur_taint(*v), idx.taint);
                 match self.cur_term(*v) {
-                    VTerm::Arr(a) => {
-                        let val = a.select(&idx.bv).as_bv().expect("array of bit-vectors");
-                        Term { bv: val, taint }
-                    }
-                    VTerm::Bv(_) => Term { bv: self.fresh_bv(t.bits as u32), taint: Some("scalar indexed as an array") },
+                    VTerm::Arr(a) => Term { t: a.select(&idx.t), taint },
+                    VTerm::Scalar(_) => Term { t: self.fresh(*t), taint: Some("scalar indexed as an array") },
                 }
             }
             Expr::Unary(op, a, t) => {
                 let x = self.expr(a);
-                let bv = match op {
-                    UnOp::Neg => x.bv.bvneg(),
-                    UnOp::BitNot => x.bv.bvnot(),
-                    UnOp::LNot => {
-                        let z = bv_const(0, a.ty().bits as u32);
-                        let b = x.bv.eq(&z);
-                        let _ = t;
-                        bool_to_int(&b)
+                let d = match (op, self.theory) {
+                    (UnOp::LNot, _) => {
+                        let z = self.is_zero(&x.t, a.ty());
+                        self.bool_to_int(&z, *t)
+                    }
+                    (UnOp::Neg, Theory::BitVec) => Dynamic::from_ast(&bv(&x.t).bvneg()),
+                    (UnOp::BitNot, Theory::BitVec) => Dynamic::from_ast(&bv(&x.t).bvnot()),
+                    (UnOp::Neg, Theory::Int { .. }) => Dynamic::from_ast(&int(&x.t).unary_minus()),
+                    // ~x = -x - 1 on two's-complement integers.
+                    (UnOp::BitNot, Theory::Int { .. }) => {
+                        Dynamic::from_ast(&Int::sub(&[int(&x.t).unary_minus(), Int::from_i64(1)]))
                     }
                 };
-                Term { bv, taint: x.taint }
+                Term { t: d, taint: x.taint }
             }
             Expr::Binary(op, a, b, t) => self.binary(*op, a, b, *t),
             Expr::Cast(a, t) => {
                 let x = self.expr(a);
-                Term { bv: cast(&x.bv, a.ty(), *t), taint: x.taint }
+                Term { t: self.cast(&x.t, a.ty(), *t), taint: x.taint }
             }
             Expr::Ite(c, a, b, _) => {
                 let c = self.cond(c);
                 let x = self.expr(a);
                 let y = self.expr(b);
-                Term { bv: c.0.ite(&x.bv, &y.bv), taint: join(c.1, join(x.taint, y.taint)) }
+                Term { t: c.0.ite(&x.t, &y.t), taint: join(c.1, join(x.taint, y.taint)) }
             }
-            Expr::Unknown(t, why) => Term { bv: self.fresh_bv(t.bits as u32), taint: Some(why.describe()) },
+            Expr::Unknown(t, why) => Term { t: self.fresh(*t), taint: Some(why.describe()) },
+        }
+    }
+
+    /// Converts a value of type `from` to type `to` (C11 6.3.1.3 as gcc implements it).
+    fn cast(&self, x: &Dynamic, from: IntTy, to: IntTy) -> Dynamic {
+        if to.boolean {
+            let z = self.is_zero(x, from);
+            return z.not().ite(&self.konst(1, to), &self.konst(0, to));
+        }
+        match self.theory {
+            Theory::BitVec => Dynamic::from_ast(&resize(&bv(x), from, to.bits as u32)),
+            // Mathematical integers keep the value (interpolation only; see the module doc).
+            Theory::Int { .. } => x.clone(),
         }
     }
 
@@ -193,69 +279,109 @@ impl<'p> Encoder<'p> {
         let x = self.expr(a);
         let y = self.expr(b);
         let taint = join(x.taint, y.taint);
-        let at = a.ty();
-        let signed = at.signed;
         if op.is_comparison() {
-            let c = compare(op, &x.bv, &y.bv, signed);
-            return Term { bv: bool_to_int(&c), taint };
+            let c = self.compare(op, &x.t, &y.t, a.ty().signed);
+            return Term { t: self.bool_to_int(&c, IntTy::INT), taint };
         }
+        let d = match self.theory {
+            Theory::BitVec => self.bv_arith(op, &x, &y, b.ty(), t),
+            Theory::Int { .. } => self.int_arith(op, &x.t, &y.t, b, t),
+        };
+        Term { t: d, taint }
+    }
+
+    fn bv_arith(&mut self, op: BinOp, x: &Term, y: &Term, bty: IntTy, t: IntTy) -> Dynamic {
         let bits = t.bits as u32;
-        let bv = match op {
-            BinOp::Add => x.bv.bvadd(&y.bv),
-            BinOp::Sub => x.bv.bvsub(&y.bv),
-            BinOp::Mul => x.bv.bvmul(&y.bv),
-            BinOp::BitAnd => x.bv.bvand(&y.bv),
-            BinOp::BitOr => x.bv.bvor(&y.bv),
-            BinOp::BitXor => x.bv.bvxor(&y.bv),
+        let (xb, yb) = (bv(&x.t), bv(&y.t));
+        let r = match op {
+            BinOp::Add => xb.bvadd(&yb),
+            BinOp::Sub => xb.bvsub(&yb),
+            BinOp::Mul => xb.bvmul(&yb),
+            BinOp::BitAnd => xb.bvand(&yb),
+            BinOp::BitOr => xb.bvor(&yb),
+            BinOp::BitXor => xb.bvxor(&yb),
             BinOp::Div | BinOp::Rem => {
-                let nz = y.bv.eq(&bv_const(0, bits)).not();
+                let nz = yb.eq(&bv_const(0, bits)).not();
                 let q = match (op, t.signed) {
-                    (BinOp::Div, true) => x.bv.bvsdiv(&y.bv),
-                    (BinOp::Div, false) => x.bv.bvudiv(&y.bv),
-                    (_, true) => x.bv.bvsrem(&y.bv),
-                    (_, false) => x.bv.bvurem(&y.bv),
+                    (BinOp::Div, true) => xb.bvsdiv(&yb),
+                    (BinOp::Div, false) => xb.bvudiv(&yb),
+                    (_, true) => xb.bvsrem(&yb),
+                    (_, false) => xb.bvurem(&yb),
                 };
                 if self.precise {
                     // Division by zero is undefined: a confirmed path must avoid it.
                     self.require(nz, y.taint);
                     q
                 } else {
-                    let any = self.fresh_bv(bits);
+                    let any = bv(&self.fresh(t));
                     nz.ite(&q, &any)
                 }
             }
             BinOp::Shl | BinOp::Shr => {
-                let amount = resize(&y.bv, b.ty(), bits);
-                // Shifting by a negative amount or by the width or more is undefined.
-                let rbits = b.ty().bits as u32;
-                let mut ok = if b.ty().signed {
-                    y.bv.bvsge(&bv_const(0, rbits))
+                let amount = resize(&yb, bty, bits);
+                // Shifting by a negative amount or by the width or more is undefined. The right
+                // operand is promoted (at least 32 bits), so the width fits in it.
+                let rbits = bty.bits as u32;
+                let ok = if bty.signed {
+                    Bool::and(&[&yb.bvsge(&bv_const(0, rbits)), &yb.bvslt(&bv_const(bits as i128, rbits))])
                 } else {
-                    Bool::from_bool(true)
+                    yb.bvult(&bv_const(bits as i128, rbits))
                 };
-                // The right operand is promoted (at least 32 bits), so the width fits in it.
-                let limit_ok = if b.ty().signed {
-                    y.bv.bvslt(&bv_const(bits as i128, rbits))
-                } else {
-                    y.bv.bvult(&bv_const(bits as i128, rbits))
-                };
-                ok = Bool::and(&[&ok, &limit_ok]);
                 let shifted = match (op, t.signed) {
-                    (BinOp::Shl, _) => x.bv.bvshl(&amount),
-                    (_, true) => x.bv.bvashr(&amount),
-                    (_, false) => x.bv.bvlshr(&amount),
+                    (BinOp::Shl, _) => xb.bvshl(&amount),
+                    (_, true) => xb.bvashr(&amount),
+                    (_, false) => xb.bvlshr(&amount),
                 };
                 if self.precise {
                     self.require(ok, y.taint);
                     shifted
                 } else {
-                    let any = self.fresh_bv(bits);
+                    let any = bv(&self.fresh(t));
                     ok.ite(&shifted, &any)
                 }
             }
-            _ => unreachable!("comparisons handled above"),
+            _ => unreachable!("comparisons are handled by `binary`"),
         };
-        Term { bv, taint }
+        Dynamic::from_ast(&r)
+    }
+
+    /// Arithmetic on mathematical integers: exact for `+ - *`, C's truncating `/` and `%` by
+    /// constants, shifts by constants; anything else is an unconstrained value.
+    fn int_arith(&mut self, op: BinOp, x: &Dynamic, y: &Dynamic, b: &Expr, t: IntTy) -> Dynamic {
+        let (xi, yi) = (int(x), int(y));
+        let konst = match b {
+            Expr::Const(c, _) => Some(*c),
+            _ => None,
+        };
+        let r = match (op, konst) {
+            (BinOp::Add, _) => Int::add(&[xi, yi]),
+            (BinOp::Sub, _) => Int::sub(&[xi, yi]),
+            (BinOp::Mul, _) => Int::mul(&[xi, yi]),
+            (BinOp::Div, Some(c)) if c != 0 => c_div(&xi, c),
+            (BinOp::Rem, Some(c)) if c != 0 => Int::sub(&[xi.clone(), Int::mul(&[c_div(&xi, c), Int::from_i128(c)])]),
+            (BinOp::Shl, Some(k)) if (0..62).contains(&k) => Int::mul(&[xi, Int::from_i128(1i128 << k)]),
+            (BinOp::Shr, Some(k)) if (0..62).contains(&k) => xi.div(&Int::from_i128(1i128 << k)),
+            _ => return self.fresh(t),
+        };
+        Dynamic::from_ast(&r)
+    }
+
+    fn compare(&self, op: BinOp, x: &Dynamic, y: &Dynamic, signed: bool) -> Bool {
+        match self.theory {
+            Theory::BitVec => compare_bv(op, &bv(x), &bv(y), signed),
+            Theory::Int { .. } => {
+                let (a, b) = (int(x), int(y));
+                match op {
+                    BinOp::Lt => a.lt(&b),
+                    BinOp::Le => a.le(&b),
+                    BinOp::Gt => a.gt(&b),
+                    BinOp::Ge => a.ge(&b),
+                    BinOp::Eq => a.eq(&b),
+                    BinOp::Ne => a.eq(&b).not(),
+                    _ => unreachable!("not a comparison"),
+                }
+            }
+        }
     }
 
     /// A condition as a Boolean (`e != 0`), with its taint.
@@ -264,7 +390,7 @@ impl<'p> Encoder<'p> {
             Expr::Binary(op, a, b, _) if op.is_comparison() => {
                 let x = self.expr(a);
                 let y = self.expr(b);
-                (compare(*op, &x.bv, &y.bv, a.ty().signed), join(x.taint, y.taint))
+                (self.compare(*op, &x.t, &y.t, a.ty().signed), join(x.taint, y.taint))
             }
             Expr::Unary(UnOp::LNot, a, _) => {
                 let (c, t) = self.cond(a);
@@ -272,8 +398,7 @@ impl<'p> Encoder<'p> {
             }
             _ => {
                 let x = self.expr(e);
-                let z = bv_const(0, e.ty().bits as u32);
-                (x.bv.eq(&z).not(), x.taint)
+                (self.is_zero(&x.t, e.ty()).not(), x.taint)
             }
         }
     }
@@ -291,14 +416,14 @@ impl<'p> Encoder<'p> {
             }
             match &x {
                 Expr::Var(..) => {
-                    if let VTerm::Bv(b) = self.cur_term(v) {
-                        obs.reads.push((v, None, b));
+                    if let VTerm::Scalar(d) = self.cur_term(v) {
+                        obs.reads.push((v, None, d));
                     }
                 }
                 Expr::Elem(_, i, _) => {
                     let idx = self.expr(i);
                     let val = self.expr(&x);
-                    obs.reads.push((v, Some(idx.bv), val.bv));
+                    obs.reads.push((v, Some(idx.t), val.t));
                 }
                 _ => {}
             }
@@ -310,16 +435,17 @@ impl<'p> Encoder<'p> {
         match lhs {
             LValue::Var(v) => {
                 let taint = val.as_ref().and_then(|t| t.taint);
+                let ty = self.p.var(*v).int_ty();
                 let nt = self.bump(*v, taint);
-                if let VTerm::Bv(b) = nt {
+                if let VTerm::Scalar(d) = nt {
                     if let Some(t) = val {
-                        let t = fit(&t.bv, b.get_size());
-                        self.constraints.push(b.eq(&t));
+                        let t = self.fit(&t.t, ty);
+                        self.constraints.push(d.eq(&t));
                     }
                     if input {
-                        obs.input = Some(b.clone());
+                        obs.input = Some(d.clone());
                     }
-                    obs.writes.push((*v, None, b));
+                    obs.writes.push((*v, None, d));
                 }
             }
             LValue::Elem(v, i) => {
@@ -327,13 +453,13 @@ impl<'p> Encoder<'p> {
                 let old = self.cur_term(*v);
                 let old_taint = self.cur_taint(*v);
                 let VTerm::Arr(old) = old else { return };
-                let elem_bits = self.p.var(*v).int_ty().bits as u32;
+                let elem = self.p.var(*v).int_ty();
                 let value = match &val {
-                    Some(t) => fit(&t.bv, elem_bits),
-                    None => self.fresh_bv(elem_bits),
+                    Some(t) => self.fit(&t.t, elem),
+                    None => self.fresh(elem),
                 };
                 let taint = join(join(old_taint, idx.taint), val.as_ref().and_then(|t| t.taint));
-                let stored = old.store(&idx.bv, &value);
+                let stored = old.store(&idx.t, &value);
                 let nt = self.bump(*v, taint);
                 if let VTerm::Arr(a) = nt {
                     self.constraints.push(a.eq(&stored));
@@ -341,8 +467,26 @@ impl<'p> Encoder<'p> {
                 if input {
                     obs.input = Some(value.clone());
                 }
-                obs.writes.push((*v, Some(idx.bv), value));
+                obs.writes.push((*v, Some(idx.t), value));
             }
+        }
+    }
+
+    /// Adjusts widths defensively (they agree for well-typed IR).
+    fn fit(&self, x: &Dynamic, t: IntTy) -> Dynamic {
+        match self.theory {
+            Theory::BitVec => {
+                let b = bv(x);
+                let (fb, bits) = (b.get_size(), t.bits as u32);
+                Dynamic::from_ast(&if fb == bits {
+                    b
+                } else if fb > bits {
+                    b.extract(bits - 1, 0)
+                } else {
+                    b.zero_ext(bits - fb)
+                })
+            }
+            Theory::Int { .. } => x.clone(),
         }
     }
 
@@ -365,8 +509,8 @@ impl<'p> Encoder<'p> {
             Stmt::InitArray { var, zero } => {
                 let nt = self.bump(*var, None);
                 if let (VTerm::Arr(a), true) = (nt, *zero) {
-                    let bits = self.p.var(*var).int_ty().bits as u32;
-                    let z = Array::const_array(&Sort::bitvector(64), &bv_const(0, bits));
+                    let elem = self.p.var(*var).int_ty();
+                    let z = Array::const_array(&self.index_sort(), &self.konst(0, elem));
                     self.constraints.push(a.eq(&z));
                 }
             }
@@ -434,8 +578,8 @@ impl<'p> Encoder<'p> {
                     .map(|&r| {
                         let taint = self.cur_taint(r);
                         match self.cur_term(r) {
-                            VTerm::Bv(b) => Term { bv: b, taint },
-                            VTerm::Arr(_) => Term { bv: bv_const(0, 32), taint: Some("array return") },
+                            VTerm::Scalar(d) => Term { t: d, taint },
+                            VTerm::Arr(_) => Term { t: self.konst(0, IntTy::INT), taint: Some("array return") },
                         }
                     })
                     .collect();
@@ -459,7 +603,18 @@ impl<'p> Encoder<'p> {
     }
 }
 
-pub(crate) fn compare(op: BinOp, x: &BV, y: &BV, signed: bool) -> Bool {
+/// C's division (truncating towards zero) by a non-zero constant on mathematical integers.
+fn c_div(x: &Int, c: i128) -> Int {
+    let q = x.div(&Int::from_i128(c.abs()));
+    let q = if c < 0 { q.unary_minus() } else { q };
+    // Euclidean division rounds towards -inf for negative dividends: correct by one.
+    let exact = Int::sub(&[x.clone(), Int::mul(&[q.clone(), Int::from_i128(c)])]).eq(&Int::from_i64(0));
+    let neg = x.lt(&Int::from_i64(0));
+    let adjust = if c > 0 { Int::add(&[q.clone(), Int::from_i64(1)]) } else { Int::sub(&[q.clone(), Int::from_i64(1)]) };
+    Bool::and(&[&neg, &exact.not()]).ite(&adjust, &q)
+}
+
+pub(crate) fn compare_bv(op: BinOp, x: &BV, y: &BV, signed: bool) -> Bool {
     match (op, signed) {
         (BinOp::Lt, true) => x.bvslt(y),
         (BinOp::Lt, false) => x.bvult(y),
@@ -475,17 +630,8 @@ pub(crate) fn compare(op: BinOp, x: &BV, y: &BV, signed: bool) -> Bool {
     }
 }
 
-/// Converts a value of type `from` to type `to` (C11 6.3.1.3 as gcc implements it).
-fn cast(x: &BV, from: IntTy, to: IntTy) -> BV {
-    if to.boolean {
-        let z = bv_const(0, from.bits as u32);
-        return x.eq(&z).not().ite(&bv_const(1, to.bits as u32), &bv_const(0, to.bits as u32));
-    }
-    resize(x, from, to.bits as u32)
-}
-
 /// Extends (by the source's signedness) or truncates to `bits`.
-fn resize(x: &BV, from: IntTy, bits: u32) -> BV {
+pub(crate) fn resize(x: &BV, from: IntTy, bits: u32) -> BV {
     let fb = x.get_size();
     if fb == bits {
         x.clone()
@@ -498,24 +644,18 @@ fn resize(x: &BV, from: IntTy, bits: u32) -> BV {
     }
 }
 
-/// Adjusts widths defensively (they agree for well-typed IR).
-fn fit(x: &BV, bits: u32) -> BV {
-    let fb = x.get_size();
-    if fb == bits {
-        x.clone()
-    } else if fb > bits {
-        x.extract(bits - 1, 0)
+/// The value of a term in a model, as a value of type `ty` when given.
+pub(crate) fn value_of(m: &Model, d: &Dynamic, ty: Option<IntTy>) -> Option<i128> {
+    let v = m.eval(d, true)?;
+    let raw: i128 = if let Some(b) = v.as_bv() {
+        b.as_u64()? as i128
+    } else if let Some(i) = v.as_int() {
+        i.as_i128()?
     } else {
-        x.zero_ext(bits - fb)
-    }
-}
-
-pub(crate) fn value_of(m: &Model, b: &BV, signed_bits: Option<IntTy>) -> Option<i128> {
-    let v = m.eval(b, true)?;
-    let u = v.as_u64()? as i128;
-    Some(match signed_bits {
-        Some(t) => t.wrap(u),
-        None => u,
+        return None;
+    };
+    Some(match ty {
+        Some(t) => t.wrap(raw),
+        None => raw,
     })
 }
-

@@ -7,13 +7,13 @@
 //! analysis follows such values through the path. Undefined behaviour (division by zero, shift
 //! out of range) cuts the path, so a confirmed path never relies on it.
 
-use z3::ast::BV;
+use z3::ast::Dynamic;
 
 use crate::cfa::Program;
 use crate::core::Cancel;
 use crate::cpa::OpCtx;
 use crate::ir::{IntTy, VarId};
-use crate::smt::encode::{value_of, Encoder};
+use crate::smt::encode::{value_of, Encoder, Theory};
 use crate::smt::{check, solver, Sat, QUERY_TIMEOUT_MS};
 
 /// What the model says about one step of a feasible path.
@@ -40,7 +40,7 @@ pub enum PathResult {
 
 /// Checks a path (from the program's start) for feasibility under C's semantics.
 pub fn check_path(p: &Program, ops: &[OpCtx], cancel: &Cancel) -> PathResult {
-    let mut enc = Encoder::new(p, true);
+    let mut enc = Encoder::new(p, Theory::BitVec, true);
     let mut obs = Vec::with_capacity(ops.len());
     for op in ops {
         obs.push(enc.op(op));
@@ -58,7 +58,7 @@ pub fn check_path(p: &Program, ops: &[OpCtx], cancel: &Cancel) -> PathResult {
             }
             let Some(m) = s.get_model() else { return PathResult::Unknown("no model".into()) };
             let ty = |v: VarId| Some(p.var(v).int_ty());
-            let conv = |list: &[(VarId, Option<BV>, BV)]| -> Vec<(VarId, Option<i64>, i128)> {
+            let conv = |list: &[(VarId, Option<Dynamic>, Dynamic)]| -> Vec<(VarId, Option<i64>, i128)> {
                 list.iter()
                     .filter_map(|(v, i, b)| {
                         let idx = match i {
