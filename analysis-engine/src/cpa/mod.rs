@@ -4,6 +4,7 @@
 pub mod callstack;
 pub mod composite;
 pub mod location;
+pub mod predicate;
 pub mod value;
 
 use crate::cfa::{Call, EdgeKind, Program};

@@ -4,7 +4,10 @@
 
 pub mod block;
 pub mod encode;
+pub mod interpolate;
+pub mod linear;
 pub mod path;
+pub mod predabs;
 
 use z3::{Params, SatResult, Solver};
 

@@ -1,0 +1,198 @@
+//! Predicates of the predicate analysis: linear constraints over program variables read as
+//! mathematical integers (a variable's value is the integer its C type gives it), so that a
+//! predicate such as `x + y <= n` never overflows itself. Interpolation produces them; the
+//! abstraction evaluates them exactly on the machine-integer semantics.
+
+use std::fmt;
+
+use crate::cfa::Program;
+use crate::ir::VarId;
+
+/// How the linear form `Σ c·x + k` relates to zero.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Rel {
+    /// `Σ c·x + k <= 0`
+    Le,
+    /// `Σ c·x + k == 0`
+    Eq,
+    /// `Σ c·x + k ≡ 0 (mod m)`
+    Mod(i128),
+}
+
+/// A linear predicate `Σ c·x + k ⋈ 0` with sorted variables and no zero coefficient.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LinPred {
+    pub terms: Vec<(VarId, i128)>,
+    pub constant: i128,
+    pub rel: Rel,
+}
+
+fn gcd(a: i128, b: i128) -> i128 {
+    let (mut a, mut b) = (a.abs(), b.abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+impl LinPred {
+    /// Builds a normalised predicate; `None` if it is trivially true or false (no variable).
+    pub fn new(mut terms: Vec<(VarId, i128)>, constant: i128, rel: Rel) -> Option<LinPred> {
+        terms.sort();
+        let mut merged: Vec<(VarId, i128)> = Vec::new();
+        for (v, c) in terms {
+            match merged.last_mut() {
+                Some((w, d)) if *w == v => *d += c,
+                _ => merged.push((v, c)),
+            }
+        }
+        merged.retain(|(_, c)| *c != 0);
+        if merged.is_empty() {
+            return None;
+        }
+        let mut p = LinPred { terms: merged, constant, rel };
+        p.normalize();
+        Some(p)
+    }
+
+    fn normalize(&mut self) {
+        let g = self.terms.iter().fold(0, |g, (_, c)| gcd(g, *c));
+        match self.rel {
+            Rel::Le => {
+                // Σ (c/g)·x <= floor(-k/g)  ⇔  Σ (c/g)·x + ceil(k/g) <= 0 over the integers.
+                if g > 1 {
+                    for (_, c) in &mut self.terms {
+                        *c /= g;
+                    }
+                    self.constant = -((-self.constant).div_euclid(g));
+                }
+            }
+            Rel::Eq => {
+                if g > 1 && self.constant % g == 0 {
+                    for (_, c) in &mut self.terms {
+                        *c /= g;
+                    }
+                    self.constant /= g;
+                }
+                if self.terms[0].1 < 0 {
+                    for (_, c) in &mut self.terms {
+                        *c = -*c;
+                    }
+                    self.constant = -self.constant;
+                }
+            }
+            Rel::Mod(m) => {
+                let m = m.abs();
+                for (_, c) in &mut self.terms {
+                    *c = c.rem_euclid(m);
+                }
+                self.terms.retain(|(_, c)| *c != 0);
+                self.constant = self.constant.rem_euclid(m);
+                self.rel = Rel::Mod(m);
+            }
+        }
+    }
+
+    pub fn vars(&self) -> impl Iterator<Item = VarId> + '_ {
+        self.terms.iter().map(|(v, _)| *v)
+    }
+
+    /// Evaluates on concrete values (for tests and the interpreter).
+    pub fn holds(&self, value: impl Fn(VarId) -> i128) -> bool {
+        let s: i128 = self.terms.iter().map(|(v, c)| c * value(*v)).sum::<i128>() + self.constant;
+        match self.rel {
+            Rel::Le => s <= 0,
+            Rel::Eq => s == 0,
+            Rel::Mod(m) => s.rem_euclid(m) == 0,
+        }
+    }
+
+    /// The predicate as a C-like condition with the program's variable names.
+    pub fn display<'a>(&'a self, p: &'a Program) -> impl fmt::Display + 'a {
+        Shown { pred: self, p }
+    }
+}
+
+struct Shown<'a> {
+    pred: &'a LinPred,
+    p: &'a Program,
+}
+
+fn side(p: &Program, terms: &[(VarId, i128)], k: i128) -> String {
+    let mut out = String::new();
+    for (v, c) in terms {
+        let name = p.var_name(*v);
+        let term = match *c {
+            1 => name.to_string(),
+            c => format!("{}*{}", c, name),
+        };
+        if out.is_empty() {
+            out = term;
+        } else {
+            out = format!("{} + {}", out, term);
+        }
+    }
+    if k != 0 || out.is_empty() {
+        if out.is_empty() {
+            out = k.to_string();
+        } else if k > 0 {
+            out = format!("{} + {}", out, k);
+        } else {
+            out = format!("{} - {}", out, -k);
+        }
+    }
+    out
+}
+
+impl fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let t = &self.pred.terms;
+        match self.pred.rel {
+            Rel::Mod(m) => {
+                let lhs = side(self.p, t, self.pred.constant);
+                write!(f, "({}) % {} == 0", lhs, m)
+            }
+            rel => {
+                // Positive terms on the left, the rest on the right: `x + y <= n + 3`.
+                let pos: Vec<(VarId, i128)> = t.iter().copied().filter(|(_, c)| *c > 0).collect();
+                let neg: Vec<(VarId, i128)> = t.iter().map(|&(v, c)| (v, -c)).filter(|(_, c)| *c > 0).collect();
+                let (lhs, rhs) = if pos.is_empty() {
+                    // -x + k <= 0  is  k <= x
+                    (side(self.p, &[], self.pred.constant), side(self.p, &neg, 0))
+                } else {
+                    (side(self.p, &pos, 0), side(self.p, &neg, -self.pred.constant))
+                };
+                let op = match rel {
+                    Rel::Le => "<=",
+                    _ => "==",
+                };
+                write!(f, "{} {} {}", lhs, op, rhs)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalisation_divides_by_the_gcd() {
+        // 2x + 4y + 3 <= 0  ⇔  x + 2y + 2 <= 0 over the integers (2x+4y <= -3 ⇔ x+2y <= -2).
+        let p = LinPred::new(vec![(VarId(1), 2), (VarId(2), 4)], 3, Rel::Le).unwrap();
+        assert_eq!(p.terms, vec![(VarId(1), 1), (VarId(2), 2)]);
+        assert_eq!(p.constant, 2);
+        let e = LinPred::new(vec![(VarId(1), -2), (VarId(2), 2)], 0, Rel::Eq).unwrap();
+        assert_eq!(e.terms, vec![(VarId(1), 1), (VarId(2), -1)]);
+        assert!(LinPred::new(vec![(VarId(1), 1), (VarId(1), -1)], 5, Rel::Le).is_none());
+    }
+
+    #[test]
+    fn evaluation() {
+        let p = LinPred::new(vec![(VarId(1), 1), (VarId(2), -1)], 0, Rel::Le).unwrap(); // x <= y
+        assert!(p.holds(|v| if v == VarId(1) { 3 } else { 5 }));
+        assert!(!p.holds(|v| if v == VarId(1) { 6 } else { 5 }));
+        let m = LinPred::new(vec![(VarId(1), 1)], 0, Rel::Mod(2)).unwrap();
+        assert!(m.holds(|_| 4) && !m.holds(|_| 3));
+    }
+}

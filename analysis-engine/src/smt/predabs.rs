@@ -1,0 +1,169 @@
+//! Predicate abstraction (seed 001 §5.4, seed 003 §5): the strongest Boolean combination of
+//! predicates (Boolean abstraction, by enumerating models over predicate indicators) or the
+//! strongest conjunction of predicate literals (Cartesian abstraction, two implication checks
+//! per predicate) implied by an abstraction and a block of operations. The block is encoded on
+//! exact bit-vectors; predicates, being over mathematical integers, are evaluated on
+//! sign- or zero-extended values wide enough not to overflow.
+
+use std::collections::HashMap;
+
+use z3::ast::{Bool, BV};
+use z3::SatResult;
+
+use crate::cfa::Program;
+use crate::core::Cancel;
+use crate::cpa::predicate::pred::{LinPred, Rel};
+use crate::cpa::predicate::precision::{PredId, PredTable};
+use crate::cpa::OpCtx;
+use crate::ir::VarId;
+use crate::smt::encode::{bv_const, Encoder, Theory, VTerm};
+use crate::smt::solver;
+
+/// Width of the arithmetic predicates are evaluated in.
+const WIDE: u32 = 128;
+
+/// Most cubes a Boolean abstraction enumerates before falling back to Cartesian.
+const MAX_CUBES: usize = 256;
+
+/// Per-query limit of abstraction queries.
+const QUERY_MS: u64 = 5_000;
+
+/// A region as a disjunction of cubes of predicate literals (`[]` is false, `[[]]` true).
+pub type Dnf = Vec<Vec<(PredId, bool)>>;
+
+/// A predicate on the values the variables have at SSA versions `ssa` (version 0 if absent).
+pub(crate) fn pred_formula(enc: &mut Encoder, p: &LinPred, ssa: &HashMap<VarId, u32>) -> Option<Bool> {
+    let mut sum = bv_const(p.constant, WIDE);
+    for &(v, c) in &p.terms {
+        let ty = enc.program().var(v).int_ty();
+        let term = match enc.term(v, ssa.get(&v).copied().unwrap_or(0)) {
+            VTerm::Scalar(d) => d.as_bv()?,
+            VTerm::Arr(_) => return None,
+        };
+        let wide: BV = if ty.signed { term.sign_ext(WIDE - ty.bits as u32) } else { term.zero_ext(WIDE - ty.bits as u32) };
+        sum = sum.bvadd(&wide.bvmul(&bv_const(c, WIDE)));
+    }
+    Some(match p.rel {
+        Rel::Le => sum.bvsle(&bv_const(0, WIDE)),
+        Rel::Eq => sum.eq(&bv_const(0, WIDE)),
+        Rel::Mod(m) => sum.bvsmod(&bv_const(m, WIDE)).eq(&bv_const(0, WIDE)),
+    })
+}
+
+/// A region as a formula over the versions in `ssa`.
+pub(crate) fn region_formula(enc: &mut Encoder, table: &PredTable, dnf: &Dnf, ssa: &HashMap<VarId, u32>) -> Bool {
+    let mut cubes = Vec::new();
+    for cube in dnf {
+        let mut lits = Vec::new();
+        for &(id, pos) in cube {
+            match pred_formula(enc, table.get(id), ssa) {
+                Some(f) => lits.push(if pos { f } else { f.not() }),
+                None => {}
+            }
+        }
+        let refs: Vec<&Bool> = lits.iter().collect();
+        cubes.push(if refs.is_empty() { Bool::from_bool(true) } else { Bool::and(&refs) });
+    }
+    let refs: Vec<&Bool> = cubes.iter().collect();
+    if refs.is_empty() {
+        Bool::from_bool(false)
+    } else {
+        Bool::or(&refs)
+    }
+}
+
+/// The outcome of an abstraction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AbsResult {
+    /// The abstraction as cubes over the requested predicates.
+    Region(Dnf),
+    /// The block is infeasible from the start region.
+    False,
+    /// The solver gave up: no information (the caller over-approximates with `true`).
+    GaveUp,
+}
+
+/// Computes the abstraction of `start ∧ block` over `preds`.
+pub fn abstraction(
+    p: &Program,
+    table: &PredTable,
+    start: &Dnf,
+    block: &[OpCtx],
+    preds: &[PredId],
+    cartesian: bool,
+    cancel: &Cancel,
+) -> AbsResult {
+    let mut enc = Encoder::new(p, Theory::BitVec, false);
+    let s = solver(cancel, QUERY_MS);
+    let pre = region_formula(&mut enc, table, start, &HashMap::new());
+    for op in block {
+        let _ = enc.op(op);
+    }
+    let end = enc.cur.clone();
+    let lits: Vec<(PredId, Bool)> = preds
+        .iter()
+        .filter_map(|&id| pred_formula(&mut enc, table.get(id), &end).map(|f| (id, f)))
+        .collect();
+    s.assert(&pre);
+    for c in &enc.constraints {
+        s.assert(c);
+    }
+    match s.check() {
+        SatResult::Unsat => return AbsResult::False,
+        SatResult::Unknown => return AbsResult::GaveUp,
+        SatResult::Sat => {}
+    }
+    if lits.is_empty() {
+        return AbsResult::Region(vec![vec![]]);
+    }
+    if !cartesian {
+        // Boolean abstraction: enumerate the models' predicate valuations.
+        let marks: Vec<Bool> = (0..lits.len()).map(|i| Bool::new_const(format!("pred_mark_{}", i))).collect();
+        s.push();
+        for (m, (_, f)) in marks.iter().zip(&lits) {
+            s.assert(&m.eq(f));
+        }
+        let mut cubes: Dnf = Vec::new();
+        let mut complete = false;
+        while cubes.len() <= MAX_CUBES {
+            match s.check() {
+                SatResult::Unsat => {
+                    complete = true;
+                    break;
+                }
+                SatResult::Unknown => break,
+                SatResult::Sat => {}
+            }
+            let Some(model) = s.get_model() else { break };
+            let mut cube = Vec::new();
+            let mut block_lits = Vec::new();
+            for (m, (id, _)) in marks.iter().zip(&lits) {
+                let val = model.eval(m, true).and_then(|b| b.as_bool()).unwrap_or(false);
+                cube.push((*id, val));
+                block_lits.push(if val { m.not() } else { m.clone() });
+            }
+            let refs: Vec<&Bool> = block_lits.iter().collect();
+            s.assert(&Bool::or(&refs));
+            cubes.push(cube);
+        }
+        s.pop(1);
+        if complete {
+            return AbsResult::Region(cubes);
+        }
+    }
+    // Cartesian abstraction: the predicate literals the block implies.
+    let mut cube = Vec::new();
+    for (id, f) in &lits {
+        for pos in [true, false] {
+            s.push();
+            s.assert(&if pos { f.not() } else { f.clone() });
+            let implied = s.check() == SatResult::Unsat;
+            s.pop(1);
+            if implied {
+                cube.push((*id, pos));
+                break;
+            }
+        }
+    }
+    AbsResult::Region(vec![cube])
+}
