@@ -1,4 +1,5 @@
-//! Command-line interface: `check` (batch verification), `cfa` (automata as text or Graphviz).
+//! Command-line interface: `check` (batch verification), `cfa` (automata as text or Graphviz),
+//! `lsp` (the language server), `bench` and `lsp-bench` (benchmarks).
 //!
 //! Exit codes of `check`: 0 every property proved (TRUE), 1 a property violated (FALSE),
 //! 2 verdict unknown, 3 the input could not be verified at all (missing file, syntax error,
@@ -23,7 +24,10 @@ pub const EXIT_ERROR: i32 = 3;
 #[command(name = "cpals", version, about = "Verifies C programs: proofs, counterexamples and loop invariants")]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    /// Runs the language server on stdin/stdout (same as `cpals lsp`).
+    #[arg(long)]
+    stdio: bool,
 }
 
 #[derive(clap::Args, Clone)]
@@ -58,6 +62,15 @@ enum Command {
     },
     /// Runs every task of a benchmark folder (with an INDEX.tsv) and prints a results table.
     Bench(crate::bench::BenchArgs),
+    /// Runs the language server on stdin/stdout (LSP; editors start it this way).
+    Lsp {
+        /// Accepted for editors that pass it; stdio is the only transport.
+        #[arg(long)]
+        stdio: bool,
+    },
+    /// Replays edits against the language server and prints its latencies, cache hit rate and
+    /// memory.
+    LspBench(crate::lsp_bench::LspBenchArgs),
     /// Prints the control-flow automata of a file.
     Cfa {
         file: PathBuf,
@@ -101,9 +114,17 @@ pub fn main() -> i32 {
         }
     };
     match cli.command {
-        Command::Check { file, args, json, trace } => check(&file, &args, json, trace),
-        Command::Bench(args) => crate::bench::run(&args),
-        Command::Cfa { file, dot, data_model } => cfa(&file, dot, &data_model),
+        None if cli.stdio => crate::lsp::run_stdio(),
+        None => {
+            use clap::CommandFactory;
+            let _ = Cli::command().print_help();
+            EXIT_ERROR
+        }
+        Some(Command::Lsp { .. }) => crate::lsp::run_stdio(),
+        Some(Command::LspBench(args)) => crate::lsp_bench::run(&args),
+        Some(Command::Check { file, args, json, trace }) => check(&file, &args, json, trace),
+        Some(Command::Bench(args)) => crate::bench::run(&args),
+        Some(Command::Cfa { file, dot, data_model }) => cfa(&file, dot, &data_model),
     }
 }
 

@@ -1,0 +1,139 @@
+//! Diagnostics of a file, a pure function of its results and its document: violations (Error,
+//! with the counterexample as related information, inputs first, then one entry per step with
+//! its values), proofs (Hint or Information "proved"), unknowns (Warning with the reason), dead
+//! code (Hint, `Unnecessary`), the syntax error. Results of an older version are marked stale;
+//! while the text does not parse no proof is shown.
+
+use analysis_engine::report::Verdict;
+use tower_lsp::lsp_types::{
+    Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, DiagnosticTag, Location, NumberOrString,
+};
+
+use crate::lsp::session::document::Document;
+use crate::lsp::session::results::{merge, FileState, MergedProperty, StepView};
+
+pub const SOURCE: &str = "cpals";
+/// Related-information entries per violation at most (editors fold long lists anyway; the whole
+/// trace is available through the `cpals.showTrace` command).
+pub const MAX_STEPS: usize = 200;
+pub const STALE: &str = " (stale: the file changed since it was verified)";
+
+/// How a step is described in related information.
+pub fn step_message(i: usize, s: &StepView) -> String {
+    let mut m = format!("step {}: {}", i + 1, s.text.trim());
+    if let Some(b) = s.branch {
+        m.push_str(if b { " [true]" } else { " [false]" });
+    }
+    if !s.values.is_empty() {
+        let vals: Vec<String> = s.values.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+        m.push_str(" — ");
+        m.push_str(&vals.join(", "));
+    }
+    m
+}
+
+fn related(p: &MergedProperty<'_>) -> Vec<DiagnosticRelatedInformation> {
+    let trace = &p.view.trace;
+    let mut out = Vec::new();
+    // The inputs chosen by nondet calls first: they are what reproduces the failure.
+    for s in trace.iter().filter(|s| s.input.is_some()) {
+        let (from, value) = s.input.as_ref().expect("filtered");
+        out.push(DiagnosticRelatedInformation { location: Location::new(s.uri.clone(), s.range), message: format!("input: {from}() = {value}") });
+    }
+    let n = trace.len();
+    let keep_head = MAX_STEPS / 2;
+    for (i, s) in trace.iter().enumerate() {
+        if n > MAX_STEPS && i >= keep_head && i < n - (MAX_STEPS - keep_head) {
+            if i == keep_head {
+                out.push(DiagnosticRelatedInformation {
+                    location: Location::new(s.uri.clone(), s.range),
+                    message: format!("… {} steps omitted (command cpals.showTrace steps through all)", n - MAX_STEPS),
+                });
+            }
+            continue;
+        }
+        out.push(DiagnosticRelatedInformation { location: Location::new(s.uri.clone(), s.range), message: step_message(i, s) });
+    }
+    out
+}
+
+/// The diagnostics to publish for a document.
+pub fn build(state: &FileState, doc: &Document, proved_as_information: bool, related_information: bool) -> Vec<Diagnostic> {
+    let broken = state.broken(doc.version);
+    let mut out = Vec::new();
+    if let Some(e) = state.parse_error.as_ref().filter(|e| e.version == doc.version) {
+        out.push(Diagnostic {
+            range: e.range,
+            severity: Some(DiagnosticSeverity::ERROR),
+            code: Some(NumberOrString::String("syntax".into())),
+            source: Some(SOURCE.into()),
+            message: format!("{} (verification results below are from the last version that parsed)", e.message),
+            ..Default::default()
+        });
+    }
+    let merged = merge(state, doc.version);
+    for p in &merged.properties {
+        let stale = if p.stale { STALE } else { "" };
+        let d = match p.verdict {
+            Verdict::False => Diagnostic {
+                range: p.view.range,
+                severity: Some(DiagnosticSeverity::ERROR),
+                code: Some(NumberOrString::String("violated".into())),
+                source: Some(SOURCE.into()),
+                message: format!("{}{}", p.view.message, stale),
+                related_information: related_information.then(|| related(p)),
+                ..Default::default()
+            },
+            Verdict::True => {
+                if broken {
+                    // No proof is shown for code that does not parse.
+                    continue;
+                }
+                let how = if p.cached { format!("{} analysis, cached", p.analysis) } else { format!("{} analysis, {} ms", p.analysis, p.time_ms) };
+                Diagnostic {
+                    range: p.view.range,
+                    severity: Some(if proved_as_information { DiagnosticSeverity::INFORMATION } else { DiagnosticSeverity::HINT }),
+                    code: Some(NumberOrString::String("proved".into())),
+                    source: Some(SOURCE.into()),
+                    message: format!("proved: {} ({}){}", p.view.message, how, stale),
+                    ..Default::default()
+                }
+            }
+            Verdict::Unknown => Diagnostic {
+                range: p.view.range,
+                severity: Some(DiagnosticSeverity::WARNING),
+                code: Some(NumberOrString::String("unknown".into())),
+                source: Some(SOURCE.into()),
+                message: format!("unknown: {}{}", p.view.message, stale),
+                ..Default::default()
+            },
+        };
+        out.push(d);
+    }
+    for (range, stale, analysis) in &merged.unreachable {
+        if broken {
+            continue;
+        }
+        out.push(Diagnostic {
+            range: *range,
+            severity: Some(DiagnosticSeverity::HINT),
+            code: Some(NumberOrString::String("unreachable".into())),
+            source: Some(SOURCE.into()),
+            message: format!("unreachable: no execution gets here (proved by the {} analysis){}", analysis, if *stale { STALE } else { "" }),
+            tags: Some(vec![DiagnosticTag::UNNECESSARY]),
+            ..Default::default()
+        });
+    }
+    if let Some(f) = &state.failure {
+        out.push(Diagnostic {
+            range: Default::default(),
+            severity: Some(DiagnosticSeverity::WARNING),
+            code: Some(NumberOrString::String("internal".into())),
+            source: Some(SOURCE.into()),
+            message: format!("verification failed internally ({f}); the results shown are from an earlier run"),
+            ..Default::default()
+        });
+    }
+    out.sort_by_key(|d| (d.range.start, d.range.end));
+    out
+}

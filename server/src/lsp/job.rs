@@ -1,0 +1,544 @@
+//! One verification job for one document version, run on a worker thread: load the buffer
+//! (reusing the `Arc` of every function automaton that did not change), split the program
+//! into verification units (its roots), take each unit from the cache when its key matches,
+//! verify the others (the unit with the last-edited function first, with the precision of the
+//! unit's previous run), and hand each unit's result over as soon as it is known.
+//!
+//! A unit's key is everything its verdicts depend on: the automata of the root and of every
+//! function it reaches, the start function (global initialisers), the globals' declarations,
+//! the variables whose address escapes, the data model and the configuration. Cached results
+//! are stored relative to each function's first line so that an edit elsewhere in the file
+//! moves them instead of invalidating them.
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use analysis_engine::cfa::{Cfa, DataModel, Program, SrcRange};
+use analysis_engine::frontend::SourceInput;
+use analysis_engine::ir::{FuncId, VarId, VarInfo};
+use analysis_engine::report::{Report, StepKind, Verdict};
+use analysis_engine::verify::PrecisionHint;
+use analysis_engine::{Cancel, VerifyConfig};
+use serde::{Deserialize, Serialize};
+use tower_lsp::lsp_types::{Range, Url};
+
+use crate::lsp::proto::{file_uri, LineIndex};
+use crate::lsp::session::results::{FunctionInfo, InvariantView, ParseError, PropertyView, StepView, UnitView};
+use crate::lsp::session::settings::Settings;
+
+/// The verification function (the engine's `verify`; tests inject others).
+pub type Verifier = Arc<dyn Fn(&Program, &VerifyConfig, &Cancel) -> Report + Send + Sync>;
+
+pub fn engine_verifier() -> Verifier {
+    Arc::new(analysis_engine::verify)
+}
+
+/// Cached results kept per document.
+const CACHE_ENTRIES: usize = 64;
+
+/// Everything a unit's verdicts depend on.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct UnitKey {
+    root: String,
+    /// Verified as the whole program (`main`) or as one root with arbitrary arguments.
+    whole: bool,
+    cfas: Vec<Arc<Cfa>>,
+    start: Arc<Cfa>,
+    globals: Vec<VarInfo>,
+    escaped: Vec<VarId>,
+    externals: Vec<String>,
+    model: DataModel,
+    config: String,
+}
+
+/// A position relative to the first line of the function it is in.
+#[derive(Clone, Debug)]
+struct RelRange {
+    func: String,
+    file: Arc<str>,
+    line: i64,
+    col: u32,
+    end_line: i64,
+    end_col: u32,
+}
+
+#[derive(Clone, Debug)]
+struct RelStep {
+    range: RelRange,
+    function: String,
+    text: String,
+    values: Vec<(String, String)>,
+    input: Option<(String, String)>,
+    branch: Option<bool>,
+}
+
+#[derive(Clone, Debug)]
+struct RelProperty {
+    function: String,
+    range: RelRange,
+    verdict: Verdict,
+    message: String,
+    reason: Option<String>,
+    trace: Vec<RelStep>,
+}
+
+/// A unit's report in function-relative positions (what the cache keeps).
+#[derive(Clone, Debug)]
+pub struct RelUnit {
+    properties: Vec<RelProperty>,
+    invariants: Vec<(RelRange, String, String, bool)>,
+    unreachable: Vec<RelRange>,
+    analysis: String,
+    time_ms: u64,
+}
+
+struct CacheEntry {
+    hash: u64,
+    key: UnitKey,
+    unit: Arc<RelUnit>,
+}
+
+/// Per-document memory of earlier jobs: the last program that loaded (its automata are
+/// reused), unit results by key, and each unit's last precision.
+#[derive(Default)]
+pub struct UnitCache {
+    pub program: Option<Arc<Program>>,
+    entries: Vec<CacheEntry>,
+    precision: HashMap<String, Arc<PrecisionHint>>,
+    pub hits: u64,
+    pub misses: u64,
+}
+
+impl UnitCache {
+    fn get(&mut self, hash: u64, key: &UnitKey) -> Option<Arc<RelUnit>> {
+        let i = self.entries.iter().position(|e| e.hash == hash && &e.key == key)?;
+        let e = self.entries.remove(i);
+        let unit = e.unit.clone();
+        self.entries.push(e);
+        Some(unit)
+    }
+
+    fn put(&mut self, hash: u64, key: UnitKey, unit: Arc<RelUnit>) {
+        self.entries.retain(|e| !(e.hash == hash && e.key == key));
+        self.entries.push(CacheEntry { hash, key, unit });
+        if self.entries.len() > CACHE_ENTRIES {
+            self.entries.remove(0);
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// Which units must be verified even when the cache has them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Force {
+    Nothing,
+    All,
+    /// Units that reach one of these functions.
+    Functions(Vec<String>),
+}
+
+pub struct JobInput {
+    pub uri: Url,
+    pub path: PathBuf,
+    pub text: String,
+    pub version: i32,
+    pub settings: Settings,
+    /// Verify units the cache does not have (otherwise only parse and reuse the cache).
+    pub verify: bool,
+    pub force: Force,
+    /// 0-based line last edited.
+    pub focus_line: Option<u32>,
+    pub focus_function: Option<String>,
+    pub cache: Arc<Mutex<UnitCache>>,
+    pub cancel: Cancel,
+    pub verifier: Verifier,
+}
+
+/// What the program looks like after loading.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    pub functions: Vec<FunctionInfo>,
+    pub roots: Vec<String>,
+}
+
+pub enum JobMsg {
+    Loaded(Result<Loaded, ParseError>),
+    Unit(UnitView),
+}
+
+/// What a job did (sent to clients that ask for `cpals/jobDone`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct JobSummary {
+    pub uri: String,
+    pub version: i32,
+    /// Units verified by the engine, in the order they ran.
+    pub verified: Vec<String>,
+    /// Units taken from the cache.
+    pub cached: Vec<String>,
+    /// Units left as they were (not verified: the trigger did not ask for it).
+    pub skipped: Vec<String>,
+    pub cancelled: bool,
+    pub panicked: Option<String>,
+    pub parse_error: Option<String>,
+    /// Function automata kept from the previous program (same `Arc`) / all functions.
+    pub reused_cfas: usize,
+    pub total_cfas: usize,
+    pub load_ms: u64,
+    pub ms: u64,
+}
+
+fn lock(cache: &Mutex<UnitCache>) -> std::sync::MutexGuard<'_, UnitCache> {
+    cache.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Loads a buffer and puts back the old `Arc` of every function whose automaton is equal.
+/// Returns the program and how many automata were reused.
+pub fn load_incremental(input: &SourceInput, model: DataModel, old: Option<&Program>) -> Result<(Program, usize), analysis_engine::LoadError> {
+    let mut program = analysis_engine::load(input, model)?;
+    let mut reused = 0;
+    if let Some(old) = old {
+        let start_name = program.func(program.start).name.clone();
+        for f in program.functions.iter_mut() {
+            if f.name == start_name {
+                continue;
+            }
+            if let Some(&g) = old.by_name.get(&f.name) {
+                let prev = &old.func(g).cfa;
+                if prev == &f.cfa {
+                    f.cfa = prev.clone();
+                    reused += 1;
+                }
+            }
+        }
+    }
+    Ok((program, reused))
+}
+
+/// A verification unit: a root and the functions it reaches.
+pub struct Unit {
+    pub root: String,
+    pub functions: Vec<FuncId>,
+    pub key: UnitKey,
+    pub whole: bool,
+}
+
+pub fn units(program: &Program, settings: &Settings) -> Vec<Unit> {
+    let whole = program.roots.len() <= 1;
+    program
+        .roots
+        .iter()
+        .map(|&(root, _)| {
+            let functions = program.reachable_functions(root);
+            let key = UnitKey {
+                root: program.func(root).name.clone(),
+                whole,
+                cfas: functions.iter().map(|&f| program.func(f).cfa.clone()).collect(),
+                start: program.func(program.start).cfa.clone(),
+                globals: program.globals.clone(),
+                escaped: program.escaped.clone(),
+                externals: program.externals.clone(),
+                model: program.data_model,
+                config: settings.fingerprint(),
+            };
+            Unit { root: program.func(root).name.clone(), functions, key, whole }
+        })
+        .collect()
+}
+
+fn hash_of(key: &UnitKey) -> u64 {
+    let mut h = DefaultHasher::new();
+    key.hash(&mut h);
+    h.finish()
+}
+
+/// The function (of the buffer's file) a 1-based line is in.
+fn function_at(program: &Program, file: &str, line: u32) -> Option<FuncId> {
+    program
+        .func_ids()
+        .filter(|&f| f != program.start && &*program.func(f).file == file && program.func(f).first_line <= line)
+        .max_by_key(|&f| program.func(f).first_line)
+}
+
+fn first_lines(program: &Program) -> HashMap<String, u32> {
+    program.functions.iter().map(|f| (f.name.clone(), f.first_line)).collect()
+}
+
+fn rel(r: &SrcRange, func: &str, lines: &HashMap<String, u32>) -> RelRange {
+    let base = lines.get(func).copied().unwrap_or(0) as i64;
+    RelRange { func: func.to_string(), file: r.file.clone(), line: r.line as i64 - base, col: r.col, end_line: r.end_line as i64 - base, end_col: r.end_col }
+}
+
+/// Relative form of a unit's report.
+fn relativize(report: &Report, program: &Program) -> RelUnit {
+    let lines = first_lines(program);
+    let func_of = |r: &SrcRange| function_at(program, &r.file, r.line).map(|f| program.func(f).name.clone()).unwrap_or_default();
+    RelUnit {
+        properties: report
+            .properties
+            .iter()
+            .map(|p| RelProperty {
+                function: p.function.clone(),
+                range: rel(&p.range, &p.function, &lines),
+                verdict: p.verdict,
+                message: crate::cli::message(p),
+                reason: p.reason.clone(),
+                trace: p
+                    .trace
+                    .iter()
+                    .map(|s| RelStep {
+                        range: rel(&s.range, &s.function, &lines),
+                        function: s.function.clone(),
+                        text: s.text.clone(),
+                        values: s.values.clone(),
+                        input: s.input.clone(),
+                        branch: match s.kind {
+                            StepKind::Assume { taken } => Some(taken),
+                            _ => None,
+                        },
+                    })
+                    .collect(),
+            })
+            .collect(),
+        invariants: report.invariants.iter().map(|i| (rel(&i.range, &i.function, &lines), i.expr.clone(), i.source.clone(), i.inductive)).collect(),
+        unreachable: report.unreachable.iter().map(|r| rel(r, &func_of(r), &lines)).collect(),
+        analysis: report.analysis.clone(),
+        time_ms: report.stats.time_ms,
+    }
+}
+
+/// The document the positions are converted against.
+pub struct DocText<'a> {
+    pub uri: &'a Url,
+    pub path: &'a std::path::Path,
+    pub text: &'a str,
+    pub index: &'a LineIndex,
+}
+
+impl DocText<'_> {
+    fn is_doc(&self, file: &str) -> bool {
+        file == self.path.display().to_string()
+    }
+}
+
+/// Absolute LSP range of a relative range in the current program (`None`: its function is gone).
+fn abs(r: &RelRange, lines: &HashMap<String, u32>, doc: &DocText<'_>) -> Option<(Url, Range)> {
+    let base = if r.func.is_empty() { 0 } else { *lines.get(&r.func)? as i64 };
+    let line = (r.line + base).max(0) as u32;
+    let end_line = (r.end_line + base).max(line as i64) as u32;
+    if doc.is_doc(&r.file) {
+        Some((doc.uri.clone(), doc.index.range(doc.text, line, r.col, end_line, r.end_col)))
+    } else {
+        // Another file (a header): byte columns are shown as they are.
+        let uri = file_uri(&r.file, doc.path, doc.uri)?;
+        let p = |l: u32, c: u32| tower_lsp::lsp_types::Position::new(l.saturating_sub(1), c.saturating_sub(1));
+        Some((uri, Range::new(p(line, r.col), p(end_line, r.end_col))))
+    }
+}
+
+fn view(unit: &RelUnit, root: &str, functions: Vec<String>, program: &Program, doc: &DocText<'_>, version: i32, cached: bool) -> UnitView {
+    let lines = first_lines(program);
+    let here = |r: &RelRange| abs(r, &lines, doc).filter(|(u, _)| u == doc.uri).map(|(_, r)| r);
+    UnitView {
+        root: root.to_string(),
+        version,
+        functions,
+        properties: unit
+            .properties
+            .iter()
+            .filter_map(|p| {
+                Some(PropertyView {
+                    function: p.function.clone(),
+                    range: here(&p.range)?,
+                    verdict: p.verdict,
+                    message: p.message.clone(),
+                    reason: p.reason.clone(),
+                    trace: p
+                        .trace
+                        .iter()
+                        .filter_map(|s| {
+                            let (uri, range) = abs(&s.range, &lines, doc)?;
+                            Some(StepView { uri, range, function: s.function.clone(), text: s.text.clone(), values: s.values.clone(), input: s.input.clone(), branch: s.branch })
+                        })
+                        .collect(),
+                })
+            })
+            .collect(),
+        invariants: unit
+            .invariants
+            .iter()
+            .filter_map(|(r, expr, source, inductive)| {
+                Some(InvariantView { function: r.func.clone(), range: here(r)?, expr: expr.clone(), source: source.clone(), inductive: *inductive })
+            })
+            .collect(),
+        unreachable: unit.unreachable.iter().filter_map(|r| Some((r.func.clone(), here(r)?))).collect(),
+        analysis: unit.analysis.clone(),
+        time_ms: unit.time_ms,
+        cached,
+    }
+}
+
+/// Results that depend on the clock or on memory are not reused.
+fn cacheable(report: &Report) -> bool {
+    !report.properties.iter().any(|p| {
+        p.verdict == Verdict::Unknown
+            && p.reason.as_deref().is_some_and(|r| r.contains("timeout") || r.contains("cancel") || r.contains("memory"))
+    })
+}
+
+/// Runs a job. `emit` receives the load result and each unit's result as soon as known.
+pub fn run(input: &JobInput, emit: &mut dyn FnMut(JobMsg)) -> JobSummary {
+    let started = Instant::now();
+    let deadline = started + input.settings.timeout;
+    let mut summary = JobSummary { uri: input.uri.to_string(), version: input.version, ..Default::default() };
+    let old = lock(&input.cache).program.clone();
+    let source = SourceInput { path: input.path.clone(), text: input.text.clone() };
+    let index = LineIndex::new(&input.text);
+    let doc = DocText { uri: &input.uri, path: &input.path, text: &input.text, index: &index };
+    let loaded = load_incremental(&source, input.settings.data_model, old.as_deref());
+    summary.load_ms = started.elapsed().as_millis() as u64;
+    let program = match loaded {
+        Err(e) => {
+            let (range, message) = match e.pos() {
+                Some(p) if doc.is_doc(&p.file) => (index.range(&input.text, p.line, p.col, p.line, p.col), e.message().to_string()),
+                Some(p) => (index.range(&input.text, 1, 1, 1, 1), format!("{}:{}:{}: {}", p.file, p.line, p.col, e.message())),
+                None => (index.range(&input.text, 1, 1, 1, 1), e.message().to_string()),
+            };
+            summary.parse_error = Some(message.clone());
+            emit(JobMsg::Loaded(Err(ParseError { version: input.version, range, message })));
+            summary.ms = started.elapsed().as_millis() as u64;
+            return summary;
+        }
+        Ok((program, reused)) => {
+            summary.reused_cfas = reused;
+            summary.total_cfas = program.functions.len() - 1;
+            let program = Arc::new(program);
+            lock(&input.cache).program = Some(program.clone());
+            program
+        }
+    };
+    let units = units(&program, &input.settings);
+    let names = |fs: &[FuncId]| fs.iter().map(|&f| program.func(f).name.clone()).collect::<Vec<_>>();
+    let functions: Vec<FunctionInfo> = program
+        .func_ids()
+        .filter(|&f| f != program.start && doc.is_doc(&program.func(f).file))
+        .map(|f| {
+            let func = program.func(f);
+            let line = func.first_line;
+            FunctionInfo {
+                name: func.name.clone(),
+                range: index.range(&input.text, line, 1, line, 0),
+                units: units.iter().filter(|u| u.functions.contains(&f)).map(|u| u.root.clone()).collect(),
+            }
+        })
+        .collect();
+    emit(JobMsg::Loaded(Ok(Loaded { functions, roots: units.iter().map(|u| u.root.clone()).collect() })));
+
+    // The unit with the function last edited (or asked for) goes first.
+    let focus = input
+        .focus_function
+        .as_ref()
+        .and_then(|n| program.by_name.get(n).copied())
+        .or_else(|| input.focus_line.and_then(|l| function_at(&program, &program.file, l + 1)));
+    let mut order: Vec<&Unit> = units.iter().collect();
+    if let Some(f) = focus {
+        order.sort_by_key(|u| !u.functions.contains(&f));
+    }
+    for unit in order {
+        if input.cancel.is_cancelled() {
+            summary.cancelled = true;
+            break;
+        }
+        let fnames = names(&unit.functions);
+        let forced = match &input.force {
+            Force::Nothing => false,
+            Force::All => true,
+            Force::Functions(fs) => fs.iter().any(|f| fnames.contains(f)),
+        };
+        let hash = hash_of(&unit.key);
+        let hit = if forced { None } else { lock(&input.cache).get(hash, &unit.key) };
+        if let Some(rel) = hit {
+            lock(&input.cache).hits += 1;
+            summary.cached.push(unit.root.clone());
+            emit(JobMsg::Unit(view(&rel, &unit.root, fnames, &program, &doc, input.version, true)));
+            continue;
+        }
+        if !(input.verify || forced) {
+            summary.skipped.push(unit.root.clone());
+            continue;
+        }
+        let mut cfg = VerifyConfig::new(input.settings.analysis);
+        cfg.timeout = Some(deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1)));
+        cfg.entry = (!unit.whole).then(|| unit.root.clone());
+        cfg.reuse = lock(&input.cache).precision.get(&unit.root).cloned();
+        let report = (input.verifier)(&program, &cfg, &input.cancel);
+        if input.cancel.is_cancelled() {
+            summary.cancelled = true;
+            break;
+        }
+        summary.verified.push(unit.root.clone());
+        let rel = Arc::new(relativize(&report, &program));
+        {
+            let mut cache = lock(&input.cache);
+            cache.misses += 1;
+            if let Some(p) = &report.precision {
+                cache.precision.insert(unit.root.clone(), p.clone());
+            }
+            if cacheable(&report) {
+                cache.put(hash, unit.key.clone(), rel.clone());
+            }
+        }
+        emit(JobMsg::Unit(view(&rel, &unit.root, fnames, &program, &doc, input.version, false)));
+    }
+    summary.ms = started.elapsed().as_millis() as u64;
+    summary
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(text: &str) -> SourceInput {
+        SourceInput { path: "/tmp/cpals-job-test.c".into(), text: text.into() }
+    }
+
+    const TEXT: &str = "int g(int x) { return x + 1; }\nint f(int x) {\n  return g(x) * 2;\n}\nint h(void) { return 3; }\n";
+
+    #[test]
+    fn unchanged_functions_keep_their_automaton() {
+        let (p1, _) = load_incremental(&input(TEXT), DataModel::Lp64, None).unwrap();
+        // Edit inside `f` (one line) and add a line above `h`: `g` and `h` keep their Arc.
+        let text2 = TEXT.replace("return g(x) * 2;", "return g(x) * 3;").replace("int h", "\nint h");
+        let (p2, reused) = load_incremental(&input(&text2), DataModel::Lp64, Some(&p1)).unwrap();
+        let cfa = |p: &Program, n: &str| p.func(p.by_name[n]).cfa.clone();
+        assert!(Arc::ptr_eq(&cfa(&p1, "g"), &cfa(&p2, "g")));
+        assert!(Arc::ptr_eq(&cfa(&p1, "h"), &cfa(&p2, "h")), "a function that only moved keeps its automaton");
+        assert!(!Arc::ptr_eq(&cfa(&p1, "f"), &cfa(&p2, "f")));
+        assert_eq!(reused, 2);
+    }
+
+    #[test]
+    fn unit_keys_cover_callees_and_configuration() {
+        let s = Settings::default();
+        let (p1, _) = load_incremental(&input(TEXT), DataModel::Lp64, None).unwrap();
+        let (p2, _) = load_incremental(&input(&TEXT.replace("x + 1", "x + 2")), DataModel::Lp64, Some(&p1)).unwrap();
+        let key = |p: &Program, s: &Settings, root: &str| units(p, s).into_iter().find(|u| u.root == root).unwrap().key;
+        // Roots: f (calls g) and h. Changing g changes f's key, not h's.
+        assert_ne!(key(&p1, &s, "f"), key(&p2, &s, "f"));
+        assert_eq!(key(&p1, &s, "h"), key(&p2, &s, "h"));
+        let mut t = s.clone();
+        t.timeout = Duration::from_secs(1);
+        assert_ne!(key(&p1, &s, "h"), key(&p1, &t, "h"));
+    }
+}

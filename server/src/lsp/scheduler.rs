@@ -1,0 +1,517 @@
+//! The scheduler: one ordered loop that owns the job slots and publishes every result.
+//!
+//! - At most one job per file; a request while one runs leaves one pending entry (no backlog,
+//!   whatever the number of edits). An edit cancels the running job at once (the handler flips
+//!   its token; the engine polls it and interrupts Z3).
+//! - Edits wait for the debounce; opening, saving and commands start at once.
+//! - Jobs run on tokio's blocking threads (a whole `verify` call stays on one thread: Z3 objects
+//!   are thread-local), at most `workers` at a time, each inside `catch_unwind`: a panic is
+//!   logged, reported once with `window/showMessage`, and the previous results stay.
+//! - A job's results are installed only if the document is still at the version the job read;
+//!   diagnostics are published with that version, only when they changed.
+//! - After a job, inlay hints and code lenses are refreshed (when the client supports it).
+
+use std::collections::{HashMap, HashSet};
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use analysis_engine::Cancel;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+use tokio::time::Instant;
+use tower_lsp::lsp_types::notification::Notification;
+use tower_lsp::lsp_types::{Diagnostic, MessageType, NumberOrString, Url};
+use tower_lsp::Client;
+
+use crate::lsp::handlers::diagnostics;
+use crate::lsp::job::{self, Force, JobInput, JobMsg, JobSummary, Verifier};
+use crate::lsp::progress::Progress;
+use crate::lsp::session::Session;
+
+/// What handlers ask of the scheduler.
+#[derive(Debug)]
+pub enum Request {
+    /// The document was opened, changed or saved: re-parse it (and verify when `verify`).
+    Edited { uri: Url, verify: bool, debounce: bool },
+    /// Verify now (commands), the given units even when cached.
+    Verify { uri: Url, force: Force, focus_function: Option<String> },
+    Closed { uri: Url },
+    /// The settings changed: every open file is re-checked with them.
+    SettingsChanged,
+    CancelProgress(NumberOrString),
+    CancelFile(Url),
+    Shutdown,
+}
+
+enum Event {
+    Request(Request),
+    Job { uri: Url, generation: u64, msg: JobMsg },
+    Done { uri: Url, generation: u64, summary: JobSummary },
+}
+
+/// `cpals/jobDone`: what a job did (sent when the client asked for it with
+/// `initializationOptions.notifyJobs`).
+pub enum JobDone {}
+
+impl Notification for JobDone {
+    type Params = JobSummary;
+    const METHOD: &'static str = "cpals/jobDone";
+}
+
+#[derive(Clone)]
+pub struct Scheduler {
+    tx: UnboundedSender<Event>,
+}
+
+impl Scheduler {
+    /// Starts the loop on the current tokio runtime.
+    pub fn start(session: Arc<Session>, client: Client, verifier: Verifier) -> Scheduler {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let sched = Scheduler { tx: tx.clone() };
+        let lp = Loop {
+            session,
+            client,
+            verifier,
+            tx,
+            slots: HashMap::new(),
+            generation: 0,
+            running: 0,
+            dirty: HashSet::new(),
+            published: HashMap::new(),
+            outbox: Vec::new(),
+            reported: HashSet::new(),
+            refresh_hints: Arc::new(AtomicBool::new(false)),
+            refresh_lenses: Arc::new(AtomicBool::new(false)),
+            shutting_down: false,
+        };
+        tokio::spawn(lp.run(rx));
+        sched
+    }
+
+    pub fn send(&self, r: Request) {
+        let _ = self.tx.send(Event::Request(r));
+    }
+}
+
+struct Pending {
+    due: Instant,
+    verify: bool,
+    force: Force,
+    focus_function: Option<String>,
+}
+
+struct Running {
+    generation: u64,
+    version: i32,
+    cancel: Cancel,
+    token: NumberOrString,
+    progress: Option<Progress>,
+    units: usize,
+    done: usize,
+}
+
+#[derive(Default)]
+struct Slot {
+    running: Option<Running>,
+    pending: Option<Pending>,
+}
+
+struct Loop {
+    session: Arc<Session>,
+    client: Client,
+    verifier: Verifier,
+    tx: UnboundedSender<Event>,
+    slots: HashMap<Url, Slot>,
+    generation: u64,
+    running: usize,
+    dirty: HashSet<Url>,
+    published: HashMap<Url, (i32, Vec<Diagnostic>)>,
+    /// `cpals/jobDone` notifications, sent after the diagnostics they describe.
+    outbox: Vec<JobSummary>,
+    /// Files whose internal error was already shown to the user.
+    reported: HashSet<Url>,
+    refresh_hints: Arc<AtomicBool>,
+    refresh_lenses: Arc<AtomicBool>,
+    shutting_down: bool,
+}
+
+fn merge_force(a: Force, b: Force) -> Force {
+    match (a, b) {
+        (Force::All, _) | (_, Force::All) => Force::All,
+        (Force::Nothing, x) | (x, Force::Nothing) => x,
+        (Force::Functions(mut x), Force::Functions(y)) => {
+            x.extend(y);
+            x.sort();
+            x.dedup();
+            Force::Functions(x)
+        }
+    }
+}
+
+impl Loop {
+    async fn run(mut self, mut rx: UnboundedReceiver<Event>) {
+        loop {
+            let wake = self.next_due();
+            let ev = tokio::select! {
+                ev = rx.recv() => match ev {
+                    Some(ev) => Some(ev),
+                    None => break,
+                },
+                _ = sleep_until(wake) => None,
+            };
+            if let Some(ev) = ev {
+                self.handle(ev).await;
+            }
+            // Take everything already queued before publishing: a burst of edits is one publish.
+            while let Ok(ev) = rx.try_recv() {
+                self.handle(ev).await;
+            }
+            self.start_due();
+            self.publish().await;
+            if self.shutting_down && self.running == 0 {
+                break;
+            }
+        }
+    }
+
+    fn next_due(&self) -> Option<Instant> {
+        if self.shutting_down || self.running >= self.session.settings().workers {
+            return None;
+        }
+        self.slots.values().filter(|s| s.running.is_none()).filter_map(|s| s.pending.as_ref().map(|p| p.due)).min()
+    }
+
+    fn request(&mut self, uri: Url, due: Instant, verify: bool, force: Force, focus_function: Option<String>) {
+        let slot = self.slots.entry(uri).or_default();
+        slot.pending = Some(match slot.pending.take() {
+            None => Pending { due, verify, force, focus_function },
+            Some(p) => Pending { due, verify: p.verify || verify, force: merge_force(p.force, force), focus_function: focus_function.or(p.focus_function) },
+        });
+    }
+
+    async fn handle(&mut self, ev: Event) {
+        match ev {
+            Event::Request(r) => self.handle_request(r),
+            Event::Job { uri, generation, msg } => self.handle_job(uri, generation, msg),
+            Event::Done { uri, generation, summary } => self.handle_done(uri, generation, summary).await,
+        }
+    }
+
+    fn handle_request(&mut self, r: Request) {
+        let now = Instant::now();
+        match r {
+            Request::Edited { uri, verify, debounce } => {
+                let due = if debounce { now + self.session.settings().debounce } else { now };
+                // The edit cancelled the running job; its results will not be installed.
+                self.dirty.insert(uri.clone());
+                self.request(uri, due, verify, Force::Nothing, None);
+            }
+            Request::Verify { uri, force, focus_function } => {
+                if let Some(e) = self.session.docs.get(&uri) {
+                    if let Some(c) = &e.job {
+                        c.cancel();
+                    }
+                }
+                self.request(uri, now, true, force, focus_function);
+            }
+            Request::Closed { uri } => {
+                if let Some(slot) = self.slots.remove(&uri) {
+                    if let Some(r) = slot.running {
+                        r.cancel.cancel();
+                        // Its Done event still arrives; keep counting it as running until then.
+                        self.slots.insert(uri.clone(), Slot { running: Some(r), pending: None });
+                    }
+                }
+                self.published.remove(&uri);
+                self.reported.remove(&uri);
+                self.dirty.remove(&uri);
+                let client = self.client.clone();
+                tokio::spawn(async move { client.publish_diagnostics(uri, Vec::new(), None).await });
+            }
+            Request::SettingsChanged => {
+                let verify = self.session.settings().trigger != crate::lsp::session::settings::Trigger::Manual;
+                let uris: Vec<Url> = self.session.docs.iter().map(|e| e.key().clone()).collect();
+                for uri in uris {
+                    if let Some(e) = self.session.docs.get(&uri) {
+                        if let Some(c) = &e.job {
+                            c.cancel();
+                        }
+                    }
+                    self.dirty.insert(uri.clone());
+                    self.request(uri, now, verify, Force::Nothing, None);
+                }
+            }
+            Request::CancelProgress(token) => {
+                for (uri, slot) in &mut self.slots {
+                    if let Some(r) = slot.running.as_ref().filter(|r| r.token == token) {
+                        tracing::info!("{uri}: verification cancelled from the client");
+                        r.cancel.cancel();
+                        slot.pending = None;
+                    }
+                }
+            }
+            Request::CancelFile(uri) => {
+                if let Some(slot) = self.slots.get_mut(&uri) {
+                    if let Some(r) = &slot.running {
+                        r.cancel.cancel();
+                    }
+                    slot.pending = None;
+                }
+            }
+            Request::Shutdown => {
+                self.shutting_down = true;
+                for slot in self.slots.values_mut() {
+                    slot.pending = None;
+                    if let Some(r) = &slot.running {
+                        r.cancel.cancel();
+                    }
+                }
+            }
+        }
+    }
+
+    fn current_version(&self, uri: &Url, generation: u64) -> Option<i32> {
+        let r = self.slots.get(uri)?.running.as_ref().filter(|r| r.generation == generation)?;
+        let e = self.session.docs.get(uri)?;
+        (e.doc.version == r.version && !r.cancel.is_cancelled()).then_some(r.version)
+    }
+
+    fn handle_job(&mut self, uri: Url, generation: u64, msg: JobMsg) {
+        if let JobMsg::Unit(_) = &msg {
+            if let Some(r) = self.slots.get_mut(&uri).and_then(|s| s.running.as_mut()).filter(|r| r.generation == generation) {
+                r.done += 1;
+                if let Some(p) = &r.progress {
+                    let pct = (100 * r.done / r.units.max(1)) as u32;
+                    p.report(format!("{} of {} units", r.done, r.units), pct);
+                }
+            }
+        }
+        // Results of a version the document has left are dropped: never shown as current.
+        let Some(version) = self.current_version(&uri, generation) else { return };
+        let Some(mut e) = self.session.docs.get_mut(&uri) else { return };
+        let state = &mut e.state;
+        match msg {
+            JobMsg::Loaded(Ok(l)) => {
+                state.parse_error = None;
+                state.functions = l.functions;
+                let old = std::mem::take(&mut state.units);
+                for root in &l.roots {
+                    state.units.insert(root.clone(), old.get(root).cloned().flatten());
+                }
+                if let Some(r) = self.slots.get_mut(&uri).and_then(|s| s.running.as_mut()) {
+                    r.units = l.roots.len();
+                }
+            }
+            JobMsg::Loaded(Err(pe)) => {
+                debug_assert_eq!(pe.version, version);
+                state.parse_error = Some(pe);
+            }
+            JobMsg::Unit(view) => {
+                state.units.insert(view.root.clone(), Some(view));
+            }
+        }
+        drop(e);
+        self.dirty.insert(uri);
+    }
+
+    async fn handle_done(&mut self, uri: Url, generation: u64, summary: JobSummary) {
+        let Some(slot) = self.slots.get_mut(&uri) else { return };
+        let Some(r) = slot.running.take_if(|r| r.generation == generation) else { return };
+        self.running -= 1;
+        if slot.pending.is_none() && !self.session.docs.contains_key(&uri) {
+            self.slots.remove(&uri);
+        }
+        if let Some(p) = &r.progress {
+            let how = if summary.panicked.is_some() {
+                "failed".to_string()
+            } else if summary.cancelled {
+                "cancelled".to_string()
+            } else {
+                format!("{} verified, {} cached, {} ms", summary.verified.len(), summary.cached.len(), summary.ms)
+            };
+            p.end(how);
+        }
+        let mut show = None;
+        if let Some(mut e) = self.session.docs.get_mut(&uri) {
+            // One job per file: the token in the entry (if an edit left it there) is this job's.
+            e.job = None;
+            e.state.running = false;
+            match &summary.panicked {
+                Some(msg) if e.doc.version == r.version => {
+                    e.state.failure = Some(msg.clone());
+                    if self.reported.insert(uri.clone()) {
+                        show = Some(msg.clone());
+                    }
+                }
+                Some(_) => {}
+                None if !summary.cancelled && e.doc.version == r.version => {
+                    e.state.failure = None;
+                    self.reported.remove(&uri);
+                }
+                None => {}
+            }
+        }
+        if let Some(msg) = show {
+            tracing::error!("{uri}: verification job failed: {msg}");
+            let client = self.client.clone();
+            let name = uri.path_segments().and_then(|mut s| s.next_back()).unwrap_or("").to_string();
+            tokio::spawn(async move {
+                client
+                    .show_message(MessageType::ERROR, format!("cpals: verifying {name} failed with an internal error ({msg}); the previous results stay (see the server's log)"))
+                    .await
+            });
+        }
+        self.dirty.insert(uri.clone());
+        if self.session.notify_jobs() {
+            self.outbox.push(summary);
+        }
+        self.refresh();
+    }
+
+    /// Starts the jobs whose time has come, as long as workers are free.
+    fn start_due(&mut self) {
+        if self.shutting_down {
+            return;
+        }
+        let settings = self.session.settings();
+        let now = Instant::now();
+        let mut due: Vec<(Instant, Url)> = self
+            .slots
+            .iter()
+            .filter(|(_, s)| s.running.is_none())
+            .filter_map(|(u, s)| s.pending.as_ref().filter(|p| p.due <= now).map(|p| (p.due, u.clone())))
+            .collect();
+        due.sort();
+        let mut started = false;
+        for (_, uri) in due {
+            if self.running >= settings.workers {
+                break;
+            }
+            let Some(slot) = self.slots.get_mut(&uri) else { continue };
+            let Some(pending) = slot.pending.take() else { continue };
+            let Some(mut e) = self.session.docs.get_mut(&uri) else {
+                self.slots.remove(&uri);
+                continue;
+            };
+            self.generation += 1;
+            let generation = self.generation;
+            let cancel = Cancel::new();
+            e.job = Some(cancel.clone());
+            e.state.running = pending.verify || matches!(pending.force, Force::All | Force::Functions(_));
+            let input = JobInput {
+                uri: uri.clone(),
+                path: e.doc.path.clone(),
+                text: e.doc.text.clone(),
+                version: e.doc.version,
+                settings: settings.clone(),
+                verify: pending.verify,
+                force: pending.force,
+                focus_line: e.focus_line,
+                focus_function: pending.focus_function,
+                cache: e.cache.clone(),
+                cancel: cancel.clone(),
+                verifier: self.verifier.clone(),
+            };
+            let verifying = e.state.running;
+            drop(e);
+            let token = NumberOrString::String(format!("cpals/job/{generation}"));
+            let progress = (verifying && self.session.caps().work_done_progress).then(|| {
+                let name = uri.path_segments().and_then(|mut s| s.next_back()).unwrap_or("").to_string();
+                Progress::start(self.client.clone(), token.clone(), format!("Verifying {name}"))
+            });
+            slot.running = Some(Running { generation, version: input.version, cancel, token, progress, units: 0, done: 0 });
+            self.running += 1;
+            started = true;
+            self.dirty.insert(uri.clone());
+            let tx = self.tx.clone();
+            tokio::task::spawn_blocking(move || {
+                let uri = input.uri.clone();
+                let summary = {
+                    let tx = tx.clone();
+                    let job_uri = uri.clone();
+                    let mut emit = move |msg: JobMsg| {
+                        let _ = tx.send(Event::Job { uri: job_uri.clone(), generation, msg });
+                    };
+                    let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| job::run(&input, &mut emit)));
+                    drop(emit);
+                    match outcome {
+                        Ok(s) => s,
+                        Err(payload) => {
+                            let msg = payload
+                                .downcast_ref::<&str>()
+                                .map(|s| s.to_string())
+                                .or_else(|| payload.downcast_ref::<String>().cloned())
+                                .unwrap_or_else(|| "panic".into());
+                            JobSummary { uri: uri.to_string(), version: input.version, panicked: Some(msg), ..Default::default() }
+                        }
+                    }
+                };
+                let _ = tx.send(Event::Done { uri, generation, summary });
+            });
+        }
+        if started {
+            // Lenses show "running".
+            self.refresh_lenses_only();
+        }
+    }
+
+    async fn publish(&mut self) {
+        let settings = self.session.settings();
+        let caps = self.session.caps();
+        for uri in std::mem::take(&mut self.dirty) {
+            let Some(e) = self.session.docs.get(&uri) else { continue };
+            let diags = diagnostics::build(&e.state, &e.doc, settings.proved_as_information, caps.related_information);
+            let version = e.doc.version;
+            drop(e);
+            if self.published.get(&uri).is_some_and(|(v, d)| *v == version && d == &diags) {
+                continue;
+            }
+            self.published.insert(uri.clone(), (version, diags.clone()));
+            self.client.publish_diagnostics(uri, diags, Some(version)).await;
+        }
+        for summary in std::mem::take(&mut self.outbox) {
+            self.client.send_notification::<JobDone>(summary).await;
+        }
+    }
+
+    fn refresh(&self) {
+        let caps = self.session.caps();
+        if caps.inlay_hint_refresh {
+            spawn_refresh(self.client.clone(), self.refresh_hints.clone(), true);
+        }
+        if caps.code_lens_refresh {
+            spawn_refresh(self.client.clone(), self.refresh_lenses.clone(), false);
+        }
+    }
+
+    fn refresh_lenses_only(&self) {
+        if self.session.caps().code_lens_refresh {
+            spawn_refresh(self.client.clone(), self.refresh_lenses.clone(), false);
+        }
+    }
+}
+
+/// One refresh request in flight at a time per kind.
+fn spawn_refresh(client: Client, busy: Arc<AtomicBool>, hints: bool) {
+    if busy.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    tokio::spawn(async move {
+        let res = if hints { client.inlay_hint_refresh().await } else { client.code_lens_refresh().await };
+        if let Err(e) = res {
+            tracing::debug!("refresh request failed: {e}");
+        }
+        busy.store(false, Ordering::SeqCst);
+    });
+}
+
+async fn sleep_until(t: Option<Instant>) {
+    match t {
+        Some(t) => tokio::time::sleep_until(t).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Debounce used by tests (no waiting).
+pub const NO_DEBOUNCE: Duration = Duration::ZERO;

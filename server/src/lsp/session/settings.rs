@@ -1,0 +1,132 @@
+//! The server's settings (section `cpals` of `workspace/configuration`, also accepted as
+//! `initializationOptions.settings`): analysis, trigger, debounce, timeout per file, worker
+//! count, data model. Every setting applies to the next job without a restart.
+
+use std::time::Duration;
+
+use analysis_engine::cfa::DataModel;
+use analysis_engine::Analysis;
+use serde_json::Value;
+
+/// When files are verified (opening a file always verifies it, except with `Manual`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Trigger {
+    /// On save (the default); edits only re-parse and reuse cached results.
+    OnSave,
+    /// After each edit, once the debounce has passed (and on save).
+    OnChange,
+    /// Only through the `cpals.verifyFile` / `cpals.verifyFunction` commands.
+    Manual,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settings {
+    pub analysis: Analysis,
+    pub trigger: Trigger,
+    /// Quiet time after an edit before the file is re-parsed (and, with `OnChange`, verified).
+    pub debounce: Duration,
+    /// Time limit of one job (all units of a file).
+    pub timeout: Duration,
+    /// Jobs (files) verified at the same time.
+    pub workers: usize,
+    pub data_model: DataModel,
+    /// Show proved properties as Information (`true`) or Hint (`false`, the default).
+    pub proved_as_information: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
+        Settings {
+            analysis: Analysis::Value,
+            trigger: Trigger::OnSave,
+            debounce: Duration::from_millis(300),
+            timeout: Duration::from_secs(30),
+            workers: cores.clamp(1, 4),
+            data_model: DataModel::Lp64,
+            proved_as_information: false,
+        }
+    }
+}
+
+impl Settings {
+    /// Settings from a JSON object (keys missing or `null` keep `self`'s value). Invalid values
+    /// are reported and keep the previous value.
+    pub fn updated(&self, v: &Value) -> (Settings, Vec<String>) {
+        let mut s = self.clone();
+        let mut errors = Vec::new();
+        let Some(obj) = v.as_object() else {
+            if !v.is_null() {
+                errors.push(format!("cpals settings must be an object, got {v}"));
+            }
+            return (s, errors);
+        };
+        for (key, val) in obj {
+            if val.is_null() {
+                continue;
+            }
+            let bad = |errors: &mut Vec<String>, what: &str| errors.push(format!("setting `cpals.{key}`: {what}, got {val}"));
+            match key.as_str() {
+                "analysis" => match val.as_str().and_then(Analysis::parse) {
+                    Some(a) => s.analysis = a,
+                    None => bad(&mut errors, "unknown analysis (use \"value\")"),
+                },
+                "trigger" => match val.as_str() {
+                    Some("onSave") => s.trigger = Trigger::OnSave,
+                    Some("onChange") => s.trigger = Trigger::OnChange,
+                    Some("manual") => s.trigger = Trigger::Manual,
+                    _ => bad(&mut errors, "expected \"onSave\", \"onChange\" or \"manual\""),
+                },
+                "debounceMs" => match val.as_u64().filter(|&ms| ms <= 60_000) {
+                    Some(ms) => s.debounce = Duration::from_millis(ms),
+                    None => bad(&mut errors, "expected milliseconds between 0 and 60000"),
+                },
+                "timeoutSeconds" => match val.as_f64().filter(|t| *t > 0.0 && *t <= 86_400.0) {
+                    Some(t) => s.timeout = Duration::from_secs_f64(t),
+                    None => bad(&mut errors, "expected a positive number of seconds"),
+                },
+                "workers" => match val.as_u64().filter(|&n| (1..=64).contains(&n)) {
+                    Some(n) => s.workers = n as usize,
+                    None => bad(&mut errors, "expected a worker count between 1 and 64"),
+                },
+                "dataModel" => match val.as_str().map(crate::cli::parse_model) {
+                    Some(Ok(m)) => s.data_model = m,
+                    _ => bad(&mut errors, "expected \"LP64\" or \"ILP32\""),
+                },
+                "provedSeverity" => match val.as_str() {
+                    Some("hint") => s.proved_as_information = false,
+                    Some("information") => s.proved_as_information = true,
+                    _ => bad(&mut errors, "expected \"hint\" or \"information\""),
+                },
+                _ => errors.push(format!("unknown setting `cpals.{key}`")),
+            }
+        }
+        (s, errors)
+    }
+
+    /// What a verification result depends on (part of the cache key).
+    pub fn fingerprint(&self) -> String {
+        format!("{}|{}|{}ms", self.analysis.name(), self.data_model.name(), self.timeout.as_millis())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn settings_update_and_reject_bad_values() {
+        let base = Settings::default();
+        let (s, errs) = base.updated(&json!({"trigger": "onChange", "debounceMs": 0, "workers": 3, "timeoutSeconds": 2.5, "dataModel": "ILP32"}));
+        assert!(errs.is_empty(), "{errs:?}");
+        assert_eq!(s.trigger, Trigger::OnChange);
+        assert_eq!(s.debounce, Duration::ZERO);
+        assert_eq!(s.workers, 3);
+        assert_eq!(s.timeout, Duration::from_millis(2500));
+        assert_eq!(s.data_model, DataModel::Ilp32);
+        let (t, errs) = s.updated(&json!({"trigger": "sometimes", "workers": 0, "colour": 1, "analysis": null}));
+        assert_eq!(errs.len(), 3, "{errs:?}");
+        assert_eq!(t, s, "invalid values keep the previous ones");
+    }
+}
