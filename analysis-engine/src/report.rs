@@ -90,6 +90,9 @@ pub struct Stats {
     /// Tracked (location, variable) pairs at the end.
     pub precision: u64,
     pub tracked_variables: Vec<String>,
+    /// Predicates of the predicate analysis, as C conditions over mathematical integers.
+    pub predicates: Vec<String>,
+    pub abstractions: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -14,12 +14,14 @@ use crate::core::arg::ArgId;
 use crate::core::waitlist::{Order, Waitlist};
 use crate::core::{Cancel, Interrupt, Op};
 use crate::concrete::{self, Boundary, InputStrategy, RunEnd, RunLimits, Zeros};
+use crate::cpa::combined::{CPrecision, CombinedCpa, PredicateConfig};
 use crate::cpa::composite::CompositeCpa;
+use crate::cpa::predicate::precision::PredPrecision;
+use crate::smt::interpolate::sequence_interpolants;
 use crate::cpa::location::Loc;
 use crate::cpa::value::interpolation::{interpolate_path, replay};
 use crate::cpa::value::precision::ValuePrecision;
 use crate::cpa::value::state::ValueState;
-use crate::cpa::value::ValueCpa;
 use crate::cpa::{OpCtx, OpKind};
 use crate::ir::{InputSource, Stmt};
 use crate::properties::{properties, Property, PropertyKey};
@@ -31,20 +33,37 @@ use crate::smt::path::{check_path, PathResult, StepValues};
 pub enum Analysis {
     /// Explicit-value analysis with CEGAR and explicit-value interpolation (seed 000).
     Value,
+    /// Predicate abstraction with lazy abstraction and interpolation (seed 001).
+    Predicate,
+    /// Explicit values and predicates, both refined, with dynamic precision adjustment
+    /// (seed 001 §4.4.5, seed 000 §III-F d). The default.
+    Combined,
 }
 
 impl Analysis {
     pub fn name(self) -> &'static str {
         match self {
             Analysis::Value => "value",
+            Analysis::Predicate => "predicate",
+            Analysis::Combined => "combined",
         }
     }
 
     pub fn parse(s: &str) -> Option<Analysis> {
         match s {
             "value" | "explicit" => Some(Analysis::Value),
+            "predicate" | "predicates" => Some(Analysis::Predicate),
+            "combined" | "default" => Some(Analysis::Combined),
             _ => None,
         }
+    }
+
+    fn values(self) -> bool {
+        self != Analysis::Predicate
+    }
+
+    fn predicates(self) -> bool {
+        self != Analysis::Value
     }
 }
 
@@ -71,6 +90,15 @@ pub struct VerifyConfig {
     /// Merge operator of the value analysis (merge-sep builds an ARG; merge-join is
     /// data-flow constant propagation, for comparison).
     pub value_merge: crate::core::cpa::MergeOp,
+    /// Cartesian instead of Boolean predicate abstraction.
+    pub cartesian: bool,
+    /// Where predicate abstraction happens.
+    pub blocks: crate::cpa::combined::BlockEncoding,
+    /// Interpolation strategies, in the order they are tried.
+    pub interpolation: Vec<crate::smt::interpolate::Strategy>,
+    /// Distinct values at a loop head after which the combination hands a variable from the
+    /// value analysis to the predicate analysis.
+    pub threshold: usize,
     /// Concrete runs with chosen inputs before the analysis (bug finding; 0 disables).
     pub concrete_runs: u32,
     /// Share of the time limit the concrete runs may use (at most `concrete_time` without one).
@@ -94,6 +122,10 @@ impl VerifyConfig {
             entry: None,
             reuse: None,
             value_merge: crate::core::cpa::MergeOp::Sep,
+            cartesian: false,
+            blocks: crate::cpa::combined::BlockEncoding::LoopsAndFunctions,
+            interpolation: crate::smt::interpolate::Strategy::ALL.to_vec(),
+            threshold: 12,
             concrete_runs: 12,
             concrete_share: 0.3,
             concrete_time: Duration::from_secs(3),
@@ -145,9 +177,7 @@ pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Repo
         if config.concrete_runs > 0 && !props.is_empty() {
             concrete_phase(program, config, &cancel, &props, &mut found);
         }
-        match config.analysis {
-            Analysis::Value => run_value(program, config, &cancel, &mut stats, found),
-        }
+        run_cegar(program, config, &cancel, &mut stats, found)
     });
     stats.time_ms = started.elapsed().as_millis() as u64;
     let analysis = config.analysis.name().to_string();
@@ -216,16 +246,10 @@ struct RunResult {
     precision: Arc<PrecisionHint>,
 }
 
-type ValueComposite<'p> = CompositeCpa<'p, ValueCpa>;
+type Cegar<'p> = CompositeCpa<'p, CombinedCpa<'p>>;
 
-/// Explicit-value CEGAR.
-fn run_value(
-    p: &Program,
-    cfg: &VerifyConfig,
-    cancel: &Cancel,
-    stats: &mut Stats,
-    mut decisions: BTreeMap<PropertyKey, Decision>,
-) -> RunResult {
+/// The start precision of the value analysis: empty, or the variables of an earlier run.
+fn start_precision(p: &Program, cfg: &VerifyConfig) -> ValuePrecision {
     let mut start = ValuePrecision::default();
     if let Some(hint) = &cfg.reuse {
         for f in p.func_ids() {
@@ -243,8 +267,22 @@ fn run_value(
             }
         }
     }
-    let mut prec = Arc::new(start);
-    let cpa = CompositeCpa::new(p, ValueCpa { initial_precision: prec.clone(), merge: cfg.value_merge }, cfg.max_call_depth);
+    start
+}
+
+/// CEGAR with the configured combination of explicit values and predicates.
+fn run_cegar(
+    p: &Program,
+    cfg: &VerifyConfig,
+    cancel: &Cancel,
+    stats: &mut Stats,
+    mut decisions: BTreeMap<PropertyKey, Decision>,
+) -> RunResult {
+    let predicates = cfg.analysis.predicates().then(|| PredicateConfig { cartesian: cfg.cartesian, blocks: cfg.blocks });
+    let threshold = (cfg.analysis == Analysis::Combined).then_some(cfg.threshold);
+    let mut prec = CPrecision { value: Arc::new(start_precision(p, cfg)), pred: Arc::new(PredPrecision::default()) };
+    let data = CombinedCpa::new(p, predicates, threshold, prec.clone(), cancel.clone(), cfg.value_merge);
+    let cpa = CompositeCpa::new(p, data, cfg.max_call_depth);
     for k in decisions.keys() {
         cpa.decide(*k);
     }
@@ -260,13 +298,17 @@ fn run_value(
                 // `None`: the pseudo-target of a call beyond the recursion bound.
                 let key = if state.too_deep { None } else { cpa.property_of(state) };
                 let (nodes, ops) = path_ops(&cpa, &ex, t);
-                match refine_value(p, &ex, &nodes, &ops, &prec, cfg, cancel, stats) {
+                // Precision changes made during exploration (dynamic adjustment) join the
+                // driver's precision before it is refined.
+                prec.pred = cpa.data.current_predicates(&prec.pred);
+                match refine(p, &cpa, &ex, &nodes, &ops, &prec, cfg, cancel, stats) {
                     Refinement::Spurious { precision, pivot } => {
                         stats.refinements += 1;
                         if stats.refinements > cfg.max_refinements {
                             break Some(Interrupt::Limit(format!("more than {} refinements", cfg.max_refinements)));
                         }
                         prec = precision;
+                        cpa.data.set_predicates(prec.pred.clone());
                         for n in ex.prune(&cpa, pivot) {
                             ex.arg.node_mut(n).prec = prec.clone();
                         }
@@ -308,9 +350,14 @@ fn run_value(
     stats.states = ex.arg.created() as u64;
     stats.expanded = ex.stats.expanded;
     stats.covered = ex.stats.covered;
-    stats.precision = prec.size() as u64;
-    stats.tracked_variables = prec.variables().iter().map(|v| p.var_name(*v).to_string()).collect();
-    let hint = PrecisionHint { tracked: prec.variables().iter().map(|v| qualified_name(p, *v)).collect() };
+    stats.precision = (prec.value.size() + prec.pred.size()) as u64;
+    stats.tracked_variables = prec.value.variables().iter().map(|v| p.var_name(*v).to_string()).collect();
+    stats.predicates = {
+        let table = cpa.data.table.borrow();
+        prec.pred.all().iter().map(|id| table.get(*id).display(p).to_string()).collect()
+    };
+    stats.abstractions = cpa.data.abstractions.get();
+    let hint = PrecisionHint { tracked: prec.value.variables().iter().map(|v| qualified_name(p, *v)).collect() };
     let incomplete = cpa.incompleteness();
     let open_reason = match (&interrupted, incomplete.is_empty()) {
         (Some(i), _) => Some(i.describe()),
@@ -320,7 +367,7 @@ fn run_value(
     let (unreachable, invariants) = if open_reason.is_none() {
         let cands = value_candidates(p, &ex);
         let inv = crate::invariants::inductive_subset(p, cands, cancel);
-        (unreachable_code(p, &ex), invariant_reports(p, &inv, "value"))
+        (unreachable_code(p, &ex), invariant_reports(p, &inv, cfg.analysis.name()))
     } else {
         (Vec::new(), Vec::new())
     };
@@ -429,7 +476,7 @@ fn confirm_concrete(p: &Program, run: &concrete::Run, cancel: &Cancel) -> Option
 }
 
 /// The ARG path to a node as its nodes and the operations between them.
-fn path_ops<'p>(cpa: &ValueComposite<'p>, ex: &Exploration<ValueComposite<'p>>, t: ArgId) -> (Vec<ArgId>, Vec<OpCtx<'p>>) {
+fn path_ops<'p>(cpa: &Cegar<'p>, ex: &Exploration<Cegar<'p>>, t: ArgId) -> (Vec<ArgId>, Vec<OpCtx<'p>>) {
     let path = ex.arg.path_to(t);
     let nodes: Vec<ArgId> = path.iter().map(|(n, _)| *n).collect();
     let mut ops = Vec::with_capacity(path.len());
@@ -444,39 +491,48 @@ fn path_ops<'p>(cpa: &ValueComposite<'p>, ex: &Exploration<ValueComposite<'p>>, 
 }
 
 enum Refinement {
-    Spurious { precision: Arc<ValuePrecision>, pivot: ArgId },
+    Spurious { precision: CPrecision, pivot: ArgId },
     Feasible(Vec<StepValues>),
     Unknown(String),
     Interrupted(Interrupt),
 }
 
-/// Checks an error path: explicit replay, interpolation if it is infeasible, otherwise a
-/// bit-precise SMT check that must confirm it before it is reported.
+/// Checks an error path. Explicit replay first (seed 000): an infeasible path is refined
+/// by explicit-value interpolation. A path the values cannot refute must pass the
+/// bit-precise SMT check, which confirms it (giving the trace's values) or shows it
+/// infeasible; then predicates are refined by interpolation (seed 000 §III-F d).
 #[allow(clippy::too_many_arguments)]
-fn refine_value<'p>(
+fn refine<'p>(
     p: &Program,
-    ex: &Exploration<ValueComposite<'p>>,
+    cpa: &Cegar<'p>,
+    ex: &Exploration<Cegar<'p>>,
     nodes: &[ArgId],
     ops: &[OpCtx],
-    prec: &Arc<ValuePrecision>,
+    prec: &CPrecision,
     cfg: &VerifyConfig,
     cancel: &Cancel,
     stats: &mut Stats,
 ) -> Refinement {
-    match replay(p, &ValueState::default(), ops) {
-        Err(_) => {
+    let mut value_stuck = None;
+    if cfg.analysis.values() {
+        if replay(p, &ValueState::default(), ops).is_err() {
             let itps = match interpolate_path(p, ops, cancel) {
                 Ok(i) => i,
                 Err(i) => return Refinement::Interrupted(i),
             };
-            let mut next = (**prec).clone();
+            let mut next = (*prec.value).clone();
             let mut pivot = None;
+            let mut needs_abandoned = false;
             for (i, itp) in itps.iter().enumerate() {
                 let node = nodes[i + 1];
                 let n = ex.arg.node(node);
                 let loc = n.state.loc;
                 for v in itp.vars() {
-                    if pivot.is_none() && !n.prec.tracks(loc, v) {
+                    if cpa.data.is_abandoned(v) {
+                        needs_abandoned = true;
+                        continue;
+                    }
+                    if pivot.is_none() && !n.prec.value.tracks(loc, v) {
                         pivot = Some(node);
                     }
                     if cfg.scoped_precision {
@@ -487,27 +543,113 @@ fn refine_value<'p>(
                 }
             }
             match pivot {
-                Some(pivot) => Refinement::Spurious { precision: Arc::new(next), pivot },
-                None => Refinement::Unknown("the refinement of an infeasible error path made no progress".into()),
+                Some(pivot) if !needs_abandoned || !cfg.analysis.predicates() => {
+                    return Refinement::Spurious { precision: CPrecision { value: Arc::new(next), pred: prec.pred.clone() }, pivot };
+                }
+                _ => value_stuck = Some("the refinement of an infeasible error path made no progress"),
             }
-        }
-        Ok(_) => {
-            stats.smt_queries += 1;
-            match check_path(p, ops, cancel) {
-                PathResult::Feasible(v) => Refinement::Feasible(v),
-                PathResult::Infeasible => Refinement::Unknown(
-                    "an error path is infeasible, but the explicit-value analysis cannot refute it \
-                     (it needs relations between variables)"
-                        .into(),
-                ),
-                PathResult::Imprecise(why) => Refinement::Unknown(why),
-                PathResult::Unknown(why) => match cancel.check() {
-                    Err(i) => Refinement::Interrupted(i),
-                    Ok(()) => Refinement::Unknown(why),
-                },
+            if !cfg.analysis.predicates() {
+                return Refinement::Unknown(value_stuck.unwrap_or_default().into());
             }
         }
     }
+    stats.smt_queries += 1;
+    match check_path(p, ops, cancel) {
+        PathResult::Feasible(v) => Refinement::Feasible(v),
+        PathResult::Infeasible if cfg.analysis.predicates() => refine_predicates(p, cpa, ex, nodes, ops, prec, cfg, cancel),
+        PathResult::Infeasible => Refinement::Unknown(
+            value_stuck
+                .unwrap_or(
+                    "an error path is infeasible, but the explicit-value analysis cannot refute it \
+                     (it needs relations between variables)",
+                )
+                .into(),
+        ),
+        PathResult::Imprecise(why) => Refinement::Unknown(why),
+        PathResult::Unknown(why) => match cancel.check() {
+            Err(i) => Refinement::Interrupted(i),
+            Ok(()) => Refinement::Unknown(why),
+        },
+    }
+}
+
+/// Lazy abstraction refinement with predicates (seed 001 §6.3, Alg. 5.1): interpolants at
+/// the path's abstraction states give predicates at their locations; the ARG is cut at the
+/// first abstraction state whose location gained one.
+#[allow(clippy::too_many_arguments)]
+fn refine_predicates<'p>(
+    p: &Program,
+    cpa: &Cegar<'p>,
+    ex: &Exploration<Cegar<'p>>,
+    nodes: &[ArgId],
+    ops: &[OpCtx],
+    prec: &CPrecision,
+    cfg: &VerifyConfig,
+    cancel: &Cancel,
+) -> Refinement {
+    // Cut after every abstraction state strictly inside the path.
+    let cuts: Vec<usize> = (1..nodes.len() - 1)
+        .filter(|&i| ex.arg.node(nodes[i]).state.data.pred.as_ref().is_some_and(|s| s.is_abstraction()))
+        .collect();
+    if cuts.is_empty() {
+        return Refinement::Unknown("the error path has no abstraction point to refine at".into());
+    }
+    let mut blocks: Vec<Vec<OpCtx>> = Vec::new();
+    let mut from = 0;
+    for &c in &cuts {
+        blocks.push(ops[from..c].to_vec());
+        from = c;
+    }
+    blocks.push(ops[from..].to_vec());
+    let mut failures = Vec::new();
+    for &strategy in &cfg.interpolation {
+        let itps = match sequence_interpolants(p, &blocks, &[strategy], cancel) {
+            Ok(i) => i,
+            Err(e) => {
+                if let Err(i) = cancel.check() {
+                    return Refinement::Interrupted(i);
+                }
+                failures.push(e);
+                continue;
+            }
+        };
+        let mut next = (*prec.pred).clone();
+        let mut pivot = None;
+        {
+            let mut table = cpa.data.table.borrow_mut();
+            for (j, atoms) in itps.cuts.iter().enumerate() {
+                let node = nodes[cuts[j]];
+                let n = ex.arg.node(node);
+                let loc = n.state.loc;
+                for atom in atoms {
+                    let global_only = atom.vars().all(|v| v.func().is_none());
+                    let Some(id) = table.intern(atom.clone()) else {
+                        return Refinement::Unknown(format!("more than {} predicates", crate::cpa::predicate::precision::MAX_PREDICATES));
+                    };
+                    next.add(loc, id, global_only);
+                    if pivot.is_none() && !n.prec.pred.tracks(loc, id) {
+                        pivot = Some(node);
+                    }
+                }
+            }
+        }
+        if let Some(pivot) = pivot {
+            if tracing::enabled!(tracing::Level::DEBUG) {
+                let table = cpa.data.table.borrow();
+                for (j, atoms) in itps.cuts.iter().enumerate() {
+                    let shown: Vec<String> = atoms.iter().map(|a| a.display(p).to_string()).collect();
+                    tracing::debug!("cut {} at {:?}: {}", j, ex.arg.node(nodes[cuts[j]]).state.loc, shown.join(", "));
+                }
+                drop(table);
+            }
+            return Refinement::Spurious { precision: CPrecision { value: prec.value.clone(), pred: Arc::new(next) }, pivot };
+        }
+        failures.push(format!("{}: no new predicate", strategy.name()));
+    }
+    Refinement::Unknown(format!(
+        "an infeasible error path could not be refined with predicates ({})",
+        failures.join("; ")
+    ))
 }
 
 /// The source text of a range (its first line), if it is in the main file.
@@ -640,7 +782,7 @@ fn build_trace(p: &Program, ops: &[(OpCtx, usize)], values: &[StepValues], omitt
 
 /// Candidate invariants from the final ARG: at each cut point, the values every reached state
 /// agrees on, or their range.
-fn value_candidates<'p>(p: &Program, ex: &Exploration<ValueComposite<'p>>) -> crate::invariants::Annotations {
+fn value_candidates<'p>(p: &Program, ex: &Exploration<Cegar<'p>>) -> crate::invariants::Annotations {
     let mut at: BTreeMap<(crate::ir::FuncId, crate::cfa::NodeId), Vec<&ValueState>> = BTreeMap::new();
     for id in ex.arg.live_nodes() {
         let n = ex.arg.node(id);
@@ -650,7 +792,7 @@ fn value_candidates<'p>(p: &Program, ex: &Exploration<ValueComposite<'p>>) -> cr
         let loc = n.state.loc;
         let cfa = p.cfa(loc.func);
         if cfa.node(loc.node).loop_head || cfa.entry == loc.node {
-            at.entry((loc.func, loc.node)).or_default().push(&n.state.data);
+            at.entry((loc.func, loc.node)).or_default().push(&n.state.data.value);
         }
     }
     let mut out = crate::invariants::Annotations::new();
@@ -708,7 +850,7 @@ fn invariant_reports(p: &Program, inv: &crate::invariants::Annotations, source: 
 }
 
 /// Code no explored state reaches, in functions the analysis entered.
-fn unreachable_code<'p>(p: &Program, ex: &Exploration<ValueComposite<'p>>) -> Vec<SrcRange> {
+fn unreachable_code<'p>(p: &Program, ex: &Exploration<Cegar<'p>>) -> Vec<SrcRange> {
     let mut reached: HashSet<Loc> = HashSet::new();
     for id in ex.arg.live_nodes() {
         reached.insert(ex.arg.node(id).state.loc);

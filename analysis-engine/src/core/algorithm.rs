@@ -129,6 +129,7 @@ impl<C: Cpa> Exploration<C> {
             for (i, (s, op)) in succ.drain(..).enumerate() {
                 let (s, p) = match cpa.adjust_precision(s, prec.clone()) {
                     PrecisionStep::Continue(s, p) => (s, p),
+                    PrecisionStep::Bottom => continue,
                     PrecisionStep::Break(s, p, why) => {
                         let key = cpa.partition(&s);
                         let n = self.arg.add(s, p, key, vec![(id, op)]);

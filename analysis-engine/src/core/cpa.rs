@@ -41,6 +41,8 @@ pub enum StopOp {
 pub enum PrecisionStep<S, P> {
     Continue(S, P),
     Break(S, P, String),
+    /// The adjusted state is ⊥ (e.g. its abstraction is `false`): no successor.
+    Bottom,
 }
 
 /// A configurable program analysis with dynamic precision adjustment.

@@ -179,6 +179,7 @@ impl<'p, D: DataCpa> Cpa for CompositeCpa<'p, D> {
         match self.data.adjust_precision(data, prec, loc) {
             PrecisionStep::Continue(d, p) => PrecisionStep::Continue(CompositeState { loc, stack, data: d, too_deep }, p),
             PrecisionStep::Break(d, p, why) => PrecisionStep::Break(CompositeState { loc, stack, data: d, too_deep }, p, why),
+            PrecisionStep::Bottom => PrecisionStep::Bottom,
         }
     }
 

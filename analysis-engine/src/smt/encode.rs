@@ -4,9 +4,13 @@
 //!   overflow (signed overflow too: the engine's documented model), truncating division,
 //!   sign- or zero-extension by type. Used for confirming counterexamples, predicate
 //!   abstraction and invariant checks, so that verdicts follow C's semantics exactly;
-//! - **integers** (mathematical): used only to *discover* predicates by interpolation, where
-//!   the interpolation procedures work. Overflow is ignored there; since the predicates are
-//!   then used by the exact bit-vector analyses, this can cost precision, never soundness.
+//! - **integers** (mathematical), in two variants. *Exact*: every result is wrapped into
+//!   its C type (`ite(in range, r, r mod 2^n …)`), so linear programs get C's semantics
+//!   with arithmetic the solver reasons about well; bit operations it cannot express become
+//!   arbitrary values (an over-approximation). Used for predicate abstraction. *Ideal*:
+//!   overflow is ignored; used only to *discover* predicates by interpolation, where the
+//!   interpolation procedures work — the predicates are then used by the exact analyses, so
+//!   this can cost precision, never soundness.
 //!
 //! Two modes. *Precise* (confirming counterexamples): undefined behaviour (division by zero,
 //! shift out of range) cuts the path, and a taint analysis marks every value that comes from
@@ -26,8 +30,9 @@ use crate::ir::{BinOp, Expr, IntTy, LValue, Stmt, UnOp, VarId, VarKind};
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Theory {
     BitVec,
-    /// Mathematical integers; with `ranges`, every value is constrained to its C type's range.
-    Int { ranges: bool },
+    /// Mathematical integers; with `ranges`, every value is constrained to its C type's range;
+    /// with `exact`, arithmetic wraps around as in C (and values are in range).
+    Int { ranges: bool, exact: bool },
 }
 
 #[derive(Clone)]
@@ -110,10 +115,6 @@ impl<'p> Encoder<'p> {
         }
     }
 
-    pub fn program(&self) -> &'p Program {
-        self.p
-    }
-
     fn scalar_sort(&self, t: IntTy) -> Sort {
         match self.theory {
             Theory::BitVec => Sort::bitvector(t.bits as u32),
@@ -126,6 +127,28 @@ impl<'p> Encoder<'p> {
     }
 
     /// A constant of a type.
+    fn exact(&self) -> bool {
+        matches!(self.theory, Theory::Int { exact: true, .. })
+    }
+
+    /// C's conversion of a mathematical result into type `t` (exact integers only).
+    fn wrap(&self, r: Int, t: IntTy) -> Int {
+        if !self.exact() {
+            return r;
+        }
+        if t.boolean {
+            return r.eq(&Int::from_i64(0)).ite(&Int::from_i64(0), &Int::from_i64(1));
+        }
+        let (lo, hi) = (Int::from_i128(t.min()), Int::from_i128(t.max()));
+        let m = Int::from_i128(1i128 << t.bits);
+        let wrapped = if t.signed {
+            Int::add(&[Int::sub(&[r.clone(), lo.clone()]).modulo(&m), lo.clone()])
+        } else {
+            r.modulo(&m)
+        };
+        Bool::and(&[&r.ge(&lo), &r.le(&hi)]).ite(&r, &wrapped)
+    }
+
     pub fn konst(&self, v: i128, t: IntTy) -> Dynamic {
         match self.theory {
             Theory::BitVec => Dynamic::from_ast(&bv_const(v, t.bits as u32)),
@@ -135,7 +158,7 @@ impl<'p> Encoder<'p> {
 
     fn range(&self, d: &Dynamic, t: IntTy) -> Option<Bool> {
         match self.theory {
-            Theory::Int { ranges: true } => {
+            Theory::Int { ranges, exact } if ranges || exact => {
                 let x = int(d);
                 Some(Bool::and(&[&x.ge(&Int::from_i128(t.min())), &x.le(&Int::from_i128(t.max()))]))
             }
@@ -239,8 +262,8 @@ impl<'p> Encoder<'p> {
                     }
                     (UnOp::Neg, Theory::BitVec) => Dynamic::from_ast(&bv(&x.t).bvneg()),
                     (UnOp::BitNot, Theory::BitVec) => Dynamic::from_ast(&bv(&x.t).bvnot()),
-                    (UnOp::Neg, Theory::Int { .. }) => Dynamic::from_ast(&int(&x.t).unary_minus()),
-                    // ~x = -x - 1 on two's-complement integers.
+                    (UnOp::Neg, Theory::Int { .. }) => Dynamic::from_ast(&self.wrap(int(&x.t).unary_minus(), *t)),
+                    // ~x = -x - 1 on two's-complement integers (always in range).
                     (UnOp::BitNot, Theory::Int { .. }) => {
                         Dynamic::from_ast(&Int::sub(&[int(&x.t).unary_minus(), Int::from_i64(1)]))
                     }
@@ -270,8 +293,8 @@ impl<'p> Encoder<'p> {
         }
         match self.theory {
             Theory::BitVec => Dynamic::from_ast(&resize(&bv(x), from, to.bits as u32)),
-            // Mathematical integers keep the value (interpolation only; see the module doc).
-            Theory::Int { .. } => x.clone(),
+            // Exact integers convert as C does; ideal ones keep the value (see the module doc).
+            Theory::Int { .. } => Dynamic::from_ast(&self.wrap(int(x), to)),
         }
     }
 
@@ -363,7 +386,7 @@ impl<'p> Encoder<'p> {
             (BinOp::Shr, Some(k)) if (0..62).contains(&k) => xi.div(&Int::from_i128(1i128 << k)),
             _ => return self.fresh(t),
         };
-        Dynamic::from_ast(&r)
+        Dynamic::from_ast(&self.wrap(r, t))
     }
 
     fn compare(&self, op: BinOp, x: &Dynamic, y: &Dynamic, signed: bool) -> Bool {

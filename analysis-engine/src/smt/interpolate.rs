@@ -109,8 +109,13 @@ fn and(fs: &[Bool]) -> Bool {
 }
 
 impl<'p> EncodedPath<'p> {
+    #[cfg(test)]
     pub(crate) fn new(p: &'p Program, blocks: &[Vec<OpCtx>], ranges: bool) -> EncodedPath<'p> {
-        let mut enc = Encoder::new(p, Theory::Int { ranges }, false);
+        Self::with_theory(p, blocks, Theory::Int { ranges, exact: false })
+    }
+
+    pub(crate) fn with_theory(p: &'p Program, blocks: &[Vec<OpCtx>], theory: Theory) -> EncodedPath<'p> {
+        let mut enc = Encoder::new(p, theory, false);
         let mut out = Vec::new();
         for b in blocks {
             let n0 = enc.constraints.len();
@@ -181,39 +186,58 @@ pub fn sequence_interpolants(p: &Program, blocks: &[Vec<OpCtx>], order: &[Strate
     if blocks.len() < 2 {
         return Err("the path has no cut to interpolate at".into());
     }
-    let mut path = EncodedPath::new(p, blocks, false);
-    if !path.infeasible(cancel) {
-        // Infeasible only within the machine ranges: say so to the integer encoding.
-        path = EncodedPath::new(p, blocks, true);
+    // C's arithmetic first (the interpolants then carry the bounds that rule out overflow,
+    // which the exact abstraction needs); ideal integers, where interpolation is easier, next.
+    let encodings = [
+        Theory::Int { ranges: true, exact: true },
+        Theory::Int { ranges: false, exact: false },
+        Theory::Int { ranges: true, exact: false },
+    ];
+    let mut why = Vec::new();
+    let mut any_infeasible = false;
+    for theory in encodings {
+        let path = EncodedPath::with_theory(p, blocks, theory);
         if !path.infeasible(cancel) {
-            return Err("the path is infeasible only through machine arithmetic (overflow or bit operations)".into());
+            continue;
+        }
+        any_infeasible = true;
+        for &s in order {
+            cancel.check().map_err(|i| i.describe())?;
+            let t0 = std::time::Instant::now();
+            let result = match s {
+                Strategy::Spacer => spacer(&path, cancel),
+                Strategy::QeCore => qe_core(&path, cancel),
+                Strategy::Farkas => farkas(&path, cancel),
+            };
+            tracing::debug!(
+                "interpolation by {} over {} blocks ({:?}): {} in {:?}",
+                s.name(),
+                blocks.len(),
+                theory,
+                if result.is_ok() { "ok" } else { "failed" },
+                t0.elapsed()
+            );
+            match result {
+                Ok(itps) if path.valid(&itps, cancel) => {
+                    let cuts: Vec<Vec<LinPred>> = itps
+                        .iter()
+                        .map(|i| {
+                            let mut out = Vec::new();
+                            atoms(&Dynamic::from_ast(i), &path.enc.names, &|_| None, &mut out);
+                            out.sort();
+                            out.dedup();
+                            out
+                        })
+                        .collect();
+                    return Ok(Interpolants { strategy: s, cuts });
+                }
+                Ok(_) => why.push(format!("{}: interpolants failed the check", s.name())),
+                Err(e) => why.push(format!("{}: {}", s.name(), e)),
+            }
         }
     }
-    let mut why = Vec::new();
-    for &s in order {
-        cancel.check().map_err(|i| i.describe())?;
-        let result = match s {
-            Strategy::Spacer => spacer(&path, cancel),
-            Strategy::QeCore => qe_core(&path, cancel),
-            Strategy::Farkas => farkas(&path, cancel),
-        };
-        match result {
-            Ok(itps) if path.valid(&itps, cancel) => {
-                let cuts = itps
-                    .iter()
-                    .map(|i| {
-                        let mut out = Vec::new();
-                        atoms(&Dynamic::from_ast(i), &path.enc.names, &|_| None, &mut out);
-                        out.sort();
-                        out.dedup();
-                        out
-                    })
-                    .collect();
-                return Ok(Interpolants { strategy: s, cuts });
-            }
-            Ok(_) => why.push(format!("{}: interpolants failed the check", s.name())),
-            Err(e) => why.push(format!("{}: {}", s.name(), e)),
-        }
+    if !any_infeasible {
+        return Err("the path is infeasible only through machine arithmetic the integer encodings do not express".into());
     }
     Err(why.join("; "))
 }
@@ -261,9 +285,7 @@ fn spacer(path: &EncodedPath, cancel: &Cancel) -> Result<Vec<Bool>, String> {
         }
         let bound: Vec<&dyn Ast> = vars.values().map(|d| d as &dyn Ast).collect();
         let rule = if bound.is_empty() { rule } else { z3::ast::forall_const(&bound, &[], &rule) };
-        if std::env::var("CPALS_DEBUG_SPACER").is_ok() {
-            eprintln!("rule {}: {}", k, rule);
-        }
+        tracing::trace!("Spacer rule {}: {}", k, rule);
         fp.add_rule(&rule, None);
     }
     match fp.query(&err.apply(&[]).as_bool().expect("a relation")) {

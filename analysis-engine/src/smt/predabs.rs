@@ -1,13 +1,13 @@
 //! Predicate abstraction (seed 001 §5.4, seed 003 §5): the strongest Boolean combination of
 //! predicates (Boolean abstraction, by enumerating models over predicate indicators) or the
 //! strongest conjunction of predicate literals (Cartesian abstraction, two implication checks
-//! per predicate) implied by an abstraction and a block of operations. The block is encoded on
-//! exact bit-vectors; predicates, being over mathematical integers, are evaluated on
-//! sign- or zero-extended values wide enough not to overflow.
+//! per predicate) implied by an abstraction and a block of operations. The block is encoded
+//! on exact integers (C's wrap-around included, bit operations over-approximated), where
+//! linear reasoning is fast and predicates are read directly.
 
 use std::collections::HashMap;
 
-use z3::ast::{Bool, BV};
+use z3::ast::{Bool, Int};
 use z3::SatResult;
 
 use crate::cfa::Program;
@@ -16,11 +16,8 @@ use crate::cpa::predicate::pred::{LinPred, Rel};
 use crate::cpa::predicate::precision::{PredId, PredTable};
 use crate::cpa::OpCtx;
 use crate::ir::VarId;
-use crate::smt::encode::{bv_const, Encoder, Theory, VTerm};
+use crate::smt::encode::{Encoder, Theory, VTerm};
 use crate::smt::solver;
-
-/// Width of the arithmetic predicates are evaluated in.
-const WIDE: u32 = 128;
 
 /// Most cubes a Boolean abstraction enumerates before falling back to Cartesian.
 const MAX_CUBES: usize = 256;
@@ -31,22 +28,23 @@ const QUERY_MS: u64 = 5_000;
 /// A region as a disjunction of cubes of predicate literals (`[]` is false, `[[]]` true).
 pub type Dnf = Vec<Vec<(PredId, bool)>>;
 
-/// A predicate on the values the variables have at SSA versions `ssa` (version 0 if absent).
+/// A predicate on the values the variables have at SSA versions `ssa` (version 0 if absent),
+/// over the exact integer encoding (values are the C values, so the linear form is exact).
 pub(crate) fn pred_formula(enc: &mut Encoder, p: &LinPred, ssa: &HashMap<VarId, u32>) -> Option<Bool> {
-    let mut sum = bv_const(p.constant, WIDE);
+    let mut sum = vec![Int::from_i128(p.constant)];
     for &(v, c) in &p.terms {
-        let ty = enc.program().var(v).int_ty();
         let term = match enc.term(v, ssa.get(&v).copied().unwrap_or(0)) {
-            VTerm::Scalar(d) => d.as_bv()?,
+            VTerm::Scalar(d) => d.as_int()?,
             VTerm::Arr(_) => return None,
         };
-        let wide: BV = if ty.signed { term.sign_ext(WIDE - ty.bits as u32) } else { term.zero_ext(WIDE - ty.bits as u32) };
-        sum = sum.bvadd(&wide.bvmul(&bv_const(c, WIDE)));
+        sum.push(if c == 1 { term } else { Int::mul(&[term, Int::from_i128(c)]) });
     }
+    let sum = Int::add(&sum);
+    let zero = Int::from_i64(0);
     Some(match p.rel {
-        Rel::Le => sum.bvsle(&bv_const(0, WIDE)),
-        Rel::Eq => sum.eq(&bv_const(0, WIDE)),
-        Rel::Mod(m) => sum.bvsmod(&bv_const(m, WIDE)).eq(&bv_const(0, WIDE)),
+        Rel::Le => sum.le(&zero),
+        Rel::Eq => sum.eq(&zero),
+        Rel::Mod(m) => sum.modulo(&Int::from_i128(m)).eq(&zero),
     })
 }
 
@@ -93,7 +91,13 @@ pub fn abstraction(
     cartesian: bool,
     cancel: &Cancel,
 ) -> AbsResult {
-    let mut enc = Encoder::new(p, Theory::BitVec, false);
+    // Nothing to decide: no predicate to compute and no condition that could make the block
+    // infeasible.
+    let has_assume = block.iter().any(|op| matches!(op.kind, crate::cpa::OpKind::Edge(crate::cfa::EdgeKind::Assume { .. })));
+    if preds.is_empty() && !has_assume && !start.is_empty() {
+        return AbsResult::Region(vec![vec![]]);
+    }
+    let mut enc = Encoder::new(p, Theory::Int { ranges: true, exact: true }, false);
     let s = solver(cancel, QUERY_MS);
     let pre = region_formula(&mut enc, table, start, &HashMap::new());
     for op in block {
@@ -126,7 +130,10 @@ pub fn abstraction(
         let mut cubes: Dnf = Vec::new();
         let mut complete = false;
         while cubes.len() <= MAX_CUBES {
-            match s.check() {
+            let t0 = std::time::Instant::now();
+            let r = s.check();
+            tracing::trace!("all-SAT check {}: {:?} in {:?}", cubes.len(), r, t0.elapsed());
+            match r {
                 SatResult::Unsat => {
                     complete = true;
                     break;

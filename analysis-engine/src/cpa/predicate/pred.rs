@@ -113,6 +113,60 @@ impl LinPred {
     }
 }
 
+/// The linear form of an integer expression read over mathematical integers, if it is linear.
+fn linear(e: &crate::ir::Expr) -> Option<(Vec<(VarId, i128)>, i128)> {
+    use crate::ir::{BinOp, Expr, UnOp};
+    Some(match e {
+        Expr::Const(c, _) => (Vec::new(), *c),
+        Expr::Var(v, _) => (vec![(*v, 1)], 0),
+        Expr::Cast(a, t) if !t.boolean => linear(a)?,
+        Expr::Unary(UnOp::Neg, a, _) => {
+            let (t, k) = linear(a)?;
+            (t.into_iter().map(|(v, c)| (v, -c)).collect(), -k)
+        }
+        Expr::Binary(op @ (BinOp::Add | BinOp::Sub), a, b, _) => {
+            let (mut t, k) = linear(a)?;
+            let (t2, k2) = linear(b)?;
+            let s = if *op == BinOp::Add { 1 } else { -1 };
+            t.extend(t2.into_iter().map(|(v, c)| (v, s * c)));
+            (t, k + s * k2)
+        }
+        Expr::Binary(BinOp::Mul, a, b, _) => match (&**a, &**b) {
+            (Expr::Const(c, _), x) | (x, Expr::Const(c, _)) => {
+                let (t, k) = linear(x)?;
+                (t.into_iter().map(|(v, d)| (v, d * c)).collect(), k * c)
+            }
+            _ => return None,
+        },
+        _ => return None,
+    })
+}
+
+/// The predicate a branch condition states (`a < b` gives `a - b + 1 <= 0`), for conditions
+/// comparing linear expressions; a disequality gives the equality (its negation is tracked).
+pub fn from_condition(e: &crate::ir::Expr) -> Option<LinPred> {
+    use crate::ir::{BinOp, Expr, UnOp};
+    match e {
+        Expr::Unary(UnOp::LNot, a, _) => from_condition(a),
+        Expr::Binary(op, a, b, _) if op.is_comparison() => {
+            let (ta, ka) = linear(a)?;
+            let (tb, kb) = linear(b)?;
+            let diff = |s: i128| -> Vec<(VarId, i128)> {
+                ta.iter().map(|&(v, c)| (v, s * c)).chain(tb.iter().map(|&(v, c)| (v, -s * c))).collect()
+            };
+            match op {
+                BinOp::Lt => LinPred::new(diff(1), ka - kb + 1, Rel::Le),
+                BinOp::Le => LinPred::new(diff(1), ka - kb, Rel::Le),
+                BinOp::Gt => LinPred::new(diff(-1), kb - ka + 1, Rel::Le),
+                BinOp::Ge => LinPred::new(diff(-1), kb - ka, Rel::Le),
+                _ => LinPred::new(diff(1), ka - kb, Rel::Eq),
+            }
+        }
+        Expr::Var(v, _) => LinPred::new(vec![(*v, 1)], 0, Rel::Eq),
+        _ => None,
+    }
+}
+
 struct Shown<'a> {
     pred: &'a LinPred,
     p: &'a Program,
