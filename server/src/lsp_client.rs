@@ -90,8 +90,12 @@ impl LspClient {
             let (writer, pending, settings) = (writer.clone(), pending.clone(), settings.clone());
             tokio::spawn(async move {
                 let mut r = BufReader::new(read);
+                let trace = std::env::var_os("CPALS_CLIENT_TRACE").is_some();
                 while let Some(msg) = read_message(&mut r).await {
                     let at = Instant::now();
+                    if trace {
+                        eprintln!("<- {msg}");
+                    }
                     let method = msg.get("method").and_then(|m| m.as_str()).map(str::to_string);
                     let id = msg.get("id").cloned();
                     match (method, id) {
@@ -157,7 +161,11 @@ impl LspClient {
     }
 
     pub async fn notify(&self, method: &str, params: Value) {
-        let _ = write_message(&self.writer, &json!({"jsonrpc": "2.0", "method": method, "params": params})).await;
+        let mut msg = json!({"jsonrpc": "2.0", "method": method});
+        if !params.is_null() {
+            msg["params"] = params;
+        }
+        let _ = write_message(&self.writer, &msg).await;
     }
 
     /// Sends a request and waits for its response (the whole response object).
@@ -165,7 +173,11 @@ impl LspClient {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (s, r) = oneshot::channel();
         self.pending.lock().unwrap().insert(id, s);
-        write_message(&self.writer, &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+        let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        if !params.is_null() {
+            msg["params"] = params;
+        }
+        write_message(&self.writer, &msg)
             .await
             .map_err(|e| format!("cannot send {method}: {e}"))?;
         match tokio::time::timeout(self.timeout, r).await {
@@ -261,11 +273,14 @@ impl LspClient {
         m.msg["params"].clone()
     }
 
-    /// Waits until a job for `version` of `uri` has finished (not cancelled) and returns its
+    /// Waits until a job for `version` of `uri` has finished (not cancelled, every unit current)
+    /// and returns its
     /// summary with the diagnostics published last for `uri` (the server publishes them before
     /// it reports the job done).
     pub async fn settled(&mut self, uri: &str, version: i32) -> (Value, Vec<Value>) {
-        let done = self.job_done(uri, |j| j["version"] == version && j["cancelled"] == false).await;
+        let done = self
+            .job_done(uri, |j| j["version"] == version && j["cancelled"] == false && j["skipped"].as_array().is_none_or(|s| s.is_empty()))
+            .await;
         self.drain();
         let diags = self
             .history

@@ -147,3 +147,25 @@ pub fn fixtures() -> Vec<PathBuf> {
     out.sort();
     out
 }
+
+/// The `file:` URI of a path (for language-server tests).
+pub fn file_uri(path: &Path) -> String {
+    let abs = if path.is_absolute() { path.to_path_buf() } else { std::env::current_dir().expect("cwd").join(path) };
+    let mut s = String::from("file://");
+    for part in abs.components().skip(1) {
+        s.push('/');
+        for b in part.as_os_str().to_string_lossy().bytes() {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                s.push(b as char);
+            } else {
+                s.push_str(&format!("%{:02X}", b));
+            }
+        }
+    }
+    s
+}
+
+/// A URI in the temporary folder for a buffer that is never saved to disk.
+pub fn temp_uri(name: &str) -> String {
+    file_uri(&std::env::temp_dir().join(name))
+}
