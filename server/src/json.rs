@@ -99,6 +99,8 @@ pub fn report(r: &Report) -> Value {
             "smt_queries": r.stats.smt_queries,
             "precision": r.stats.precision,
             "tracked_variables": r.stats.tracked_variables,
+            "predicates": r.stats.predicates,
+            "abstractions": r.stats.abstractions,
         },
     })
 }

@@ -100,9 +100,15 @@ impl LspClient {
                     let id = msg.get("id").cloned();
                     match (method, id) {
                         (None, Some(id)) => {
-                            if let Some(id) = id.as_i64() {
-                                if let Some(s) = pending.lock().unwrap().remove(&id) {
+                            let waiting = id.as_i64().and_then(|id| pending.lock().unwrap().remove(&id));
+                            match waiting {
+                                Some(s) => {
                                     let _ = s.send(msg);
+                                }
+                                // A response to no request of ours (e.g. the error answer to a
+                                // message the server could not parse): recorded.
+                                None => {
+                                    let _ = tx.send(Received { at, msg });
                                 }
                             }
                         }
@@ -135,7 +141,7 @@ impl LspClient {
         let (client_end, server_end) = tokio::io::duplex(1 << 20);
         let (server_read, server_write) = tokio::io::split(server_end);
         let (service, socket) = crate::lsp::service(options);
-        tokio::spawn(tower_lsp::Server::new(server_read, server_write, socket).serve(service));
+        tokio::spawn(crate::lsp::transport::serve(server_read, server_write, service, socket));
         let (read, write) = tokio::io::split(client_end);
         LspClient::new(read, write)
     }
@@ -152,6 +158,13 @@ impl LspClient {
         let stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
         Ok((LspClient::new(stdout, stdin), child))
+    }
+
+    /// Closes the connection's input side (the server sees the end of its input).
+    pub async fn close_input(&self) {
+        let mut w = self.writer.lock().await;
+        let _ = w.shutdown().await;
+        *w = Box::new(tokio::io::sink());
     }
 
     pub async fn send_raw(&self, bytes: &[u8]) -> std::io::Result<()> {

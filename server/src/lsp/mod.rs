@@ -3,7 +3,8 @@
 //! Layout (STYLE.md part C): `backend.rs` routes LSP methods to `handlers/`; `session/` holds
 //! documents, results and settings; `scheduler.rs` runs one job per file on worker threads and
 //! publishes; `job.rs` is what a job does with the engine (incremental automata, units, cache);
-//! `proto.rs` converts positions; `progress.rs` reports work-done progress.
+//! `proto.rs` converts positions; `progress.rs` reports work-done progress; `transport.rs` keeps
+//! malformed input away from tower-lsp.
 
 pub mod backend;
 pub mod handlers;
@@ -12,10 +13,11 @@ pub mod progress;
 pub mod proto;
 pub mod scheduler;
 pub mod session;
+pub mod transport;
 
 use std::time::Duration;
 
-use tower_lsp::{ClientSocket, LspService, Server};
+use tower_lsp::{ClientSocket, LspService};
 
 pub use backend::Backend;
 use job::Verifier;
@@ -48,11 +50,11 @@ pub fn run_stdio() -> i32 {
             return crate::cli::EXIT_ERROR;
         }
     };
-    rt.block_on(async {
+    let ended = rt.block_on(async {
         let (service, socket) = service(ServerOptions::default());
-        Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).serve(service).await;
+        transport::serve(tokio::io::stdin(), tokio::io::stdout(), service, socket).await
     });
     // Jobs were cancelled by `shutdown`; do not wait long for one that is still unwinding.
     rt.shutdown_timeout(Duration::from_millis(500));
-    0
+    ended.code()
 }

@@ -69,7 +69,7 @@ impl Settings {
             match key.as_str() {
                 "analysis" => match val.as_str().and_then(Analysis::parse) {
                     Some(a) => s.analysis = a,
-                    None => bad(&mut errors, "unknown analysis (use \"value\")"),
+                    None => bad(&mut errors, "unknown analysis"),
                 },
                 "trigger" => match val.as_str() {
                     Some("onSave") => s.trigger = Trigger::OnSave,
