@@ -9,6 +9,7 @@
 pub mod backend;
 pub mod handlers;
 pub mod job;
+pub mod pool;
 pub mod progress;
 pub mod proto;
 pub mod scheduler;

@@ -4,8 +4,8 @@
 //!   whatever the number of edits). An edit cancels the running job at once (the handler flips
 //!   its token; the engine polls it and interrupts Z3).
 //! - Edits wait for the debounce; opening, saving and commands start at once.
-//! - Jobs run on tokio's blocking threads (a whole `verify` call stays on one thread: Z3 objects
-//!   are thread-local), at most `workers` at a time, each inside `catch_unwind`: a panic is
+//! - Jobs run on the worker threads of `pool.rs` (a whole `verify` call stays on one thread: Z3
+//!   objects are thread-local), at most `workers` at a time, each inside `catch_unwind`: a panic is
 //!   logged, reported once with `window/showMessage`, and the previous results stay.
 //! - A job's results are installed only if the document is still at the version the job read;
 //!   diagnostics are published with that version, only when they changed.
@@ -84,6 +84,7 @@ impl Scheduler {
             refresh_hints: Arc::new(AtomicBool::new(false)),
             refresh_lenses: Arc::new(AtomicBool::new(false)),
             shutting_down: false,
+            pool: crate::lsp::pool::Pool::default(),
         };
         tokio::spawn(lp.run(rx));
         sched
@@ -134,6 +135,7 @@ struct Loop {
     refresh_hints: Arc<AtomicBool>,
     refresh_lenses: Arc<AtomicBool>,
     shutting_down: bool,
+    pool: crate::lsp::pool::Pool,
 }
 
 fn merge_force(a: Force, b: Force) -> Force {
@@ -425,7 +427,7 @@ impl Loop {
             started = true;
             self.dirty.insert(uri.clone());
             let tx = self.tx.clone();
-            tokio::task::spawn_blocking(move || {
+            self.pool.spawn(move || {
                 let uri = input.uri.clone();
                 let summary = {
                     let tx = tx.clone();
@@ -447,7 +449,9 @@ impl Loop {
                         }
                     }
                 };
-                let _ = tx.send(Event::Done { uri, generation, summary });
+                move || {
+                    let _ = tx.send(Event::Done { uri, generation, summary });
+                }
             });
         }
         if started {
