@@ -17,6 +17,7 @@ use crate::concrete::{self, Boundary, InputStrategy, RunEnd, RunLimits, Zeros};
 use crate::cpa::combined::{CPrecision, CombinedCpa, PredicateConfig};
 use crate::cpa::composite::CompositeCpa;
 use crate::cpa::predicate::precision::PredPrecision;
+use crate::cpa::predicate::state::Block;
 use crate::smt::interpolate::sequence_interpolants;
 use crate::cpa::location::Loc;
 use crate::cpa::value::interpolation::{interpolate_path, replay};
@@ -26,7 +27,7 @@ use crate::cpa::{OpCtx, OpKind};
 use crate::ir::{InputSource, Stmt};
 use crate::properties::{properties, Property, PropertyKey};
 use crate::report::{InvariantReport, PropertyReport, Report, Stats, StepKind, TraceStep, Verdict};
-use crate::smt::path::{check_path, PathResult, StepValues};
+use crate::smt::path::{check_blocks, check_path, BlocksResult, PathResult, StepValues};
 
 /// Which analysis `verify` runs.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -99,6 +100,12 @@ pub struct VerifyConfig {
     /// Distinct values at a loop head after which the combination hands a variable from the
     /// value analysis to the predicate analysis.
     pub threshold: usize,
+    /// `combined` first runs the explicit-value analysis alone with this share of the time
+    /// left (10 s without a time limit) and stops it at the first error path the values
+    /// cannot refute; the combination then starts from its precision (0 disables).
+    pub value_first: f64,
+    /// Stop at the first error path whose refinement fails instead of going on past it.
+    pub stop_when_blocked: bool,
     /// Concrete runs with chosen inputs before the analysis (bug finding; 0 disables).
     pub concrete_runs: u32,
     /// Share of the time limit the concrete runs may use (at most `concrete_time` without one).
@@ -113,7 +120,9 @@ impl VerifyConfig {
         VerifyConfig {
             analysis,
             timeout: None,
-            order: Order::Dfs,
+            // Predicate blocks merge at joins, so their states are best expanded in the CFA's
+            // topological order (all paths into a join before it).
+            order: if analysis == Analysis::Value { Order::Dfs } else { Order::ReversePostorder },
             max_states: 2_000_000,
             max_memory: 3 << 30,
             max_call_depth: 256,
@@ -126,6 +135,8 @@ impl VerifyConfig {
             blocks: crate::cpa::combined::BlockEncoding::LoopsAndFunctions,
             interpolation: crate::smt::interpolate::Strategy::ALL.to_vec(),
             threshold: 12,
+            value_first: 0.35,
+            stop_when_blocked: false,
             concrete_runs: 12,
             concrete_share: 0.3,
             concrete_time: Duration::from_secs(3),
@@ -177,7 +188,29 @@ pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Repo
         if config.concrete_runs > 0 && !props.is_empty() {
             concrete_phase(program, config, &cancel, &props, &mut found);
         }
-        run_cegar(program, config, &cancel, &mut stats, found)
+        let mut config = std::borrow::Cow::Borrowed(config);
+        if config.analysis == Analysis::Combined && config.value_first > 0.0 {
+            // The explicit-value analysis alone first (a sequential combination, as in
+            // CPAchecker's competition configurations): it is the fastest where it suffices.
+            let budget = cancel.remaining_ms().map_or(Duration::from_secs(10), |ms| Duration::from_millis((ms as f64 * config.value_first) as u64));
+            let first = cancel.child(Some(Instant::now() + budget));
+            let mut cfg = config.clone().into_owned();
+            cfg.analysis = Analysis::Value;
+            cfg.order = Order::Dfs;
+            cfg.stop_when_blocked = false;
+            let r = run_cegar(program, &cfg, &first, &mut stats, found.clone());
+            let violated = |k: &PropertyKey| matches!(r.decisions.get(k), Some(Decision::Violated(_)));
+            let none_blocked = r.decisions.values().all(|d| matches!(d, Decision::Violated(_)));
+            if cancel.check().is_err() || props.iter().all(|p| violated(&p.key)) || (r.open_reason.is_none() && none_blocked) {
+                return r;
+            }
+            tracing::debug!("the value analysis alone ends open ({:?}); the combination continues", r.open_reason);
+            found = r.decisions.into_iter().filter(|(_, d)| matches!(d, Decision::Violated(_))).collect();
+            let mut next = config.into_owned();
+            next.reuse = Some(r.precision.clone());
+            config = std::borrow::Cow::Owned(next);
+        }
+        run_cegar(program, &config, &cancel, &mut stats, found)
     });
     stats.time_ms = started.elapsed().as_millis() as u64;
     let analysis = config.analysis.name().to_string();
@@ -318,12 +351,7 @@ fn run_cegar(
                         None => cpa.recursion_bound_reached(),
                         Some(key) => {
                             match outcome {
-                                Refinement::Feasible(values) => {
-                                    let with_depth: Vec<(OpCtx, usize)> = ops
-                                        .iter()
-                                        .enumerate()
-                                        .map(|(i, o)| (*o, ex.arg.node(nodes[i]).state.stack.depth()))
-                                        .collect();
+                                Refinement::Feasible(values, with_depth) => {
                                     let trace = build_trace(p, &with_depth, &values, None);
                                     decisions.insert(key, Decision::Violated(trace));
                                     cpa.decide(key);
@@ -333,6 +361,9 @@ fn run_cegar(
                                     // property, so it stays open. Without a violation it ends
                                     // unknown for this reason.
                                     blocked.entry(key).or_insert(reason);
+                                    if cfg.stop_when_blocked {
+                                        break Some(Interrupt::Limit("an error path could not be refuted".into()));
+                                    }
                                 }
                                 _ => unreachable!("handled above"),
                             }
@@ -347,16 +378,16 @@ fn run_cegar(
     for (key, reason) in blocked {
         decisions.entry(key).or_insert(Decision::Unknown(reason));
     }
-    stats.states = ex.arg.created() as u64;
-    stats.expanded = ex.stats.expanded;
-    stats.covered = ex.stats.covered;
+    stats.states += ex.arg.created() as u64;
+    stats.expanded += ex.stats.expanded;
+    stats.covered += ex.stats.covered;
     stats.precision = (prec.value.size() + prec.pred.size()) as u64;
     stats.tracked_variables = prec.value.variables().iter().map(|v| p.var_name(*v).to_string()).collect();
     stats.predicates = {
         let table = cpa.data.table.borrow();
         prec.pred.all().iter().map(|id| table.get(*id).display(p).to_string()).collect()
     };
-    stats.abstractions = cpa.data.abstractions.get();
+    stats.abstractions += cpa.data.abstractions.get();
     let hint = PrecisionHint { tracked: prec.value.variables().iter().map(|v| qualified_name(p, *v)).collect() };
     let incomplete = cpa.incompleteness();
     let open_reason = match (&interrupted, incomplete.is_empty()) {
@@ -490,9 +521,10 @@ fn path_ops<'p>(cpa: &Cegar<'p>, ex: &Exploration<Cegar<'p>>, t: ArgId) -> (Vec<
     (nodes, ops)
 }
 
-enum Refinement {
+enum Refinement<'p> {
     Spurious { precision: CPrecision, pivot: ArgId },
-    Feasible(Vec<StepValues>),
+    /// A confirmed counterexample: its operations (with call depths) and values.
+    Feasible(Vec<StepValues>, Vec<(OpCtx<'p>, usize)>),
     Unknown(String),
     Interrupted(Interrupt),
 }
@@ -503,16 +535,16 @@ enum Refinement {
 /// infeasible; then predicates are refined by interpolation (seed 000 §III-F d).
 #[allow(clippy::too_many_arguments)]
 fn refine<'p>(
-    p: &Program,
+    p: &'p Program,
     cpa: &Cegar<'p>,
     ex: &Exploration<Cegar<'p>>,
     nodes: &[ArgId],
-    ops: &[OpCtx],
+    ops: &[OpCtx<'p>],
     prec: &CPrecision,
     cfg: &VerifyConfig,
     cancel: &Cancel,
     stats: &mut Stats,
-) -> Refinement {
+) -> Refinement<'p> {
     let mut value_stuck = None;
     if cfg.analysis.values() {
         if replay(p, &ValueState::default(), ops).is_err() {
@@ -553,10 +585,36 @@ fn refine<'p>(
             }
         }
     }
+    // The abstract path's blocks (predicate analyses). A block whose paths were merged may
+    // reach the error along another path than the ARG's first parents: all are checked at
+    // once and a feasible one, if any, is the candidate counterexample.
+    let target = ex.arg.node(*nodes.last().expect("a path"));
+    let blocks: Option<Vec<Block>> =
+        target.state.data.pred.as_ref().map(|s| s.abstract_path().iter().map(|a| a.block.clone()).collect());
+    let root_depth = ex.arg.node(nodes[0]).state.stack.depth();
+    let mut candidate: Vec<(OpCtx, usize)> =
+        ops.iter().enumerate().map(|(i, o)| (*o, ex.arg.node(nodes[i]).state.stack.depth())).collect();
+    if let Some(bl) = blocks.as_ref().filter(|bl| bl.iter().any(|b| b.linear().is_none())) {
+        stats.smt_queries += 1;
+        match check_blocks(p, bl, cancel) {
+            BlocksResult::Infeasible => return refine_predicates(p, cpa, ex, nodes, bl, prec, cfg, cancel),
+            BlocksResult::Path(path) => candidate = with_depths(p, &path, root_depth),
+            BlocksResult::Unknown(why) => {
+                return match cancel.check() {
+                    Err(i) => Refinement::Interrupted(i),
+                    Ok(()) => Refinement::Unknown(why),
+                }
+            }
+        }
+    }
+    let candidate_ops: Vec<OpCtx> = candidate.iter().map(|(o, _)| *o).collect();
     stats.smt_queries += 1;
-    match check_path(p, ops, cancel) {
-        PathResult::Feasible(v) => Refinement::Feasible(v),
-        PathResult::Infeasible if cfg.analysis.predicates() => refine_predicates(p, cpa, ex, nodes, ops, prec, cfg, cancel),
+    match check_path(p, &candidate_ops, cancel) {
+        PathResult::Feasible(v) => Refinement::Feasible(v, candidate),
+        PathResult::Infeasible if cfg.analysis.predicates() => match &blocks {
+            Some(bl) if bl.iter().all(|b| b.linear().is_some()) => refine_predicates(p, cpa, ex, nodes, bl, prec, cfg, cancel),
+            _ => Refinement::Unknown("the bit-precise checks of the error paths disagree".into()),
+        },
         PathResult::Infeasible => Refinement::Unknown(
             value_stuck
                 .unwrap_or(
@@ -573,6 +631,23 @@ fn refine<'p>(
     }
 }
 
+/// The operations of a path with the call depth before each.
+fn with_depths<'p>(p: &'p Program, path: &[(crate::core::Op, bool)], start: usize) -> Vec<(OpCtx<'p>, usize)> {
+    let mut depth = start;
+    path.iter()
+        .map(|&(op, rec)| {
+            let ctx = crate::cpa::op_ctx(p, op, rec);
+            let here = depth;
+            match ctx.kind {
+                OpKind::Call { .. } => depth += 1,
+                OpKind::Return { .. } => depth = depth.saturating_sub(1),
+                OpKind::Edge(_) => {}
+            }
+            (ctx, here)
+        })
+        .collect()
+}
+
 /// Lazy abstraction refinement with predicates (seed 001 §6.3, Alg. 5.1): interpolants at
 /// the path's abstraction states give predicates at their locations; the ARG is cut at the
 /// first abstraction state whose location gained one.
@@ -582,11 +657,11 @@ fn refine_predicates<'p>(
     cpa: &Cegar<'p>,
     ex: &Exploration<Cegar<'p>>,
     nodes: &[ArgId],
-    ops: &[OpCtx],
+    blocks: &[Block],
     prec: &CPrecision,
     cfg: &VerifyConfig,
     cancel: &Cancel,
-) -> Refinement {
+) -> Refinement<'p> {
     // Cut after every abstraction state strictly inside the path.
     let cuts: Vec<usize> = (1..nodes.len() - 1)
         .filter(|&i| ex.arg.node(nodes[i]).state.data.pred.as_ref().is_some_and(|s| s.is_abstraction()))
@@ -594,16 +669,16 @@ fn refine_predicates<'p>(
     if cuts.is_empty() {
         return Refinement::Unknown("the error path has no abstraction point to refine at".into());
     }
-    let mut blocks: Vec<Vec<OpCtx>> = Vec::new();
-    let mut from = 0;
-    for &c in &cuts {
-        blocks.push(ops[from..c].to_vec());
-        from = c;
+    if cuts.len() + 1 != blocks.len() {
+        return Refinement::Unknown(format!(
+            "internal error: {} abstraction points on the error path but {} blocks",
+            cuts.len(),
+            blocks.len()
+        ));
     }
-    blocks.push(ops[from..].to_vec());
     let mut failures = Vec::new();
     for &strategy in &cfg.interpolation {
-        let itps = match sequence_interpolants(p, &blocks, &[strategy], cancel) {
+        let itps = match sequence_interpolants(p, blocks, &[strategy], cancel) {
             Ok(i) => i,
             Err(e) => {
                 if let Err(i) = cancel.check() {
@@ -646,10 +721,59 @@ fn refine_predicates<'p>(
         }
         failures.push(format!("{}: no new predicate", strategy.name()));
     }
+    // Last resort, seed 001's InferPred: the branch conditions of the path as predicates at
+    // its abstraction points (where their variables are in scope). They carry facts no
+    // interpolation strategy derives here, such as parities from non-linear arithmetic.
+    let conditions = path_conditions(p, blocks);
+    let mut next = (*prec.pred).clone();
+    let mut pivot = None;
+    {
+        let mut table = cpa.data.table.borrow_mut();
+        for &c in &cuts {
+            let node = nodes[c];
+            let n = ex.arg.node(node);
+            let loc = n.state.loc;
+            for atom in &conditions {
+                if !atom.vars().all(|v| v.func().is_none() || v.func() == Some(loc.func)) {
+                    continue;
+                }
+                let global_only = atom.vars().all(|v| v.func().is_none());
+                let Some(id) = table.intern(atom.clone()) else { break };
+                next.add(loc, id, global_only);
+                if pivot.is_none() && !n.prec.pred.tracks(loc, id) {
+                    pivot = Some(node);
+                }
+            }
+        }
+    }
+    if let Some(pivot) = pivot {
+        tracing::debug!("refinement by the path's conditions ({})", failures.join("; "));
+        return Refinement::Spurious { precision: CPrecision { value: prec.value.clone(), pred: Arc::new(next) }, pivot };
+    }
     Refinement::Unknown(format!(
         "an infeasible error path could not be refined with predicates ({})",
         failures.join("; ")
     ))
+}
+
+/// The predicates the branch conditions in `blocks` state.
+fn path_conditions(p: &Program, blocks: &[Block]) -> Vec<crate::cpa::predicate::pred::LinPred> {
+    let mut out = Vec::new();
+    for b in blocks {
+        for node in b.topological() {
+            let Some(n) = node.node() else { continue };
+            for (_, op, rec) in &n.preds {
+                if let OpKind::Edge(EdgeKind::Assume { cond, .. }) = crate::cpa::op_ctx(p, *op, *rec).kind {
+                    if let Some(pred) = crate::cpa::predicate::pred::from_condition(cond) {
+                        if !out.contains(&pred) {
+                            out.push(pred);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The source text of a range (its first line), if it is in the main file.

@@ -41,9 +41,9 @@ pub struct AnalysisArgs {
     /// LP64 (x86-64 Linux) or ILP32 (SV-COMP's 32-bit tasks).
     #[arg(long, default_value = "LP64")]
     pub data_model: String,
-    /// Waitlist order: dfs, bfs or rpo.
-    #[arg(long, default_value = "dfs")]
-    pub order: String,
+    /// Waitlist order: dfs, bfs or rpo (default: dfs for `value`, rpo for the others).
+    #[arg(long)]
+    pub order: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -100,7 +100,9 @@ impl AnalysisArgs {
             }
             cfg.timeout = Some(Duration::from_secs_f64(t));
         }
-        cfg.order = Order::parse(&self.order).ok_or_else(|| format!("unknown order `{}`", self.order))?;
+        if let Some(o) = &self.order {
+            cfg.order = Order::parse(o).ok_or_else(|| format!("unknown order `{}`", o))?;
+        }
         Ok((cfg, parse_model(&self.data_model)?))
     }
 }

@@ -25,7 +25,7 @@ use crate::cpa::predicate::state::{Abstraction, PredState};
 use crate::cpa::value::precision::ValuePrecision;
 use crate::cpa::value::state::ValueState;
 use crate::cpa::value::transfer;
-use crate::cpa::{op_ctx, DataCpa, OpCtx, OpKind};
+use crate::cpa::{DataCpa, OpCtx, OpKind};
 use crate::ir::VarId;
 use crate::smt::predabs::{abstraction, AbsResult, Dnf};
 
@@ -64,7 +64,12 @@ impl AbstractDomain for CState {
     fn join(&self, other: &Self) -> Self {
         let pred = match (&self.pred, &other.pred) {
             (Some(a), Some(b)) if a.is_abstraction() && b.is_abstraction() => Some(PredState {
-                abs: Arc::new(Abstraction { region: a.abs.region.or(&b.abs.region), id: a.abs.id }),
+                abs: Arc::new(Abstraction {
+                    region: a.abs.region.or(&b.abs.region),
+                    id: a.abs.id,
+                    block: a.abs.block.clone(),
+                    prev: a.abs.prev.clone(),
+                }),
                 block: Default::default(),
             }),
             (Some(a), _) => Some(a.clone()),
@@ -186,14 +191,13 @@ impl<'p> CombinedCpa<'p> {
     /// The abstraction of a state's block over the predicates of `loc`; `None` if ⊥.
     fn abstract_state(&self, s: &PredState, prec: &PredPrecision, loc: Loc) -> Option<PredState> {
         let preds: Vec<PredId> = prec.at(loc).into_iter().collect();
-        let ops: Vec<OpCtx> = s.block.iter().map(|&(op, rec)| op_ctx(self.program, op, rec)).collect();
         let start = self.to_dnf(&s.abs.region);
         self.abstractions.set(self.abstractions.get() + 1);
         let table = self.table.borrow();
         let cartesian = self.predicates.as_ref().is_some_and(|c| c.cartesian);
         let t0 = std::time::Instant::now();
-        let result = abstraction(self.program, &table, &start, &ops, &preds, cartesian, &self.cancel);
-        tracing::trace!("abstraction at {:?} over {} predicates, {} operations: {:?} in {:?}", loc, preds.len(), ops.len(), result, t0.elapsed());
+        let result = abstraction(self.program, &table, &start, &s.block, &preds, cartesian, &self.cancel);
+        tracing::trace!("abstraction at {:?} over {} predicates, block depth {}: {:?} in {:?}", loc, preds.len(), s.block.depth(), result, t0.elapsed());
         let region = match result {
             AbsResult::False => return None,
             AbsResult::GaveUp => self.vars.mk_true(),
@@ -204,7 +208,8 @@ impl<'p> CombinedCpa<'p> {
         }
         let id = self.next_id.get();
         self.next_id.set(id + 1);
-        Some(PredState { abs: Arc::new(Abstraction { region, id }), block: Default::default() })
+        let abs = Abstraction { region, id, block: s.block.clone(), prev: Some(s.abs.clone()) };
+        Some(PredState { abs: Arc::new(abs), block: Default::default() })
     }
 
     /// Counts a loop head's values of tracked variables; a variable over the threshold is
@@ -277,9 +282,36 @@ impl<'p> DataCpa for CombinedCpa<'p> {
         self.merge
     }
 
+    /// Inside a block, states with the same abstraction and the same explicit values are
+    /// merged into one whose block has the paths of both (adjustable-block encoding with
+    /// merge-join within blocks); elsewhere the configured merge of the value analysis.
+    fn merge(&self, new: &CState, reached: &CState, _prec: &CPrecision, _loc: Loc) -> Option<CState> {
+        match (&new.pred, &reached.pred) {
+            (Some(a), Some(b)) => {
+                if a.is_abstraction() || b.is_abstraction() || !Arc::ptr_eq(&a.abs, &b.abs) || a.block.leq(&b.block) {
+                    return None;
+                }
+                if new.value != reached.value {
+                    return None;
+                }
+                Some(CState {
+                    value: reached.value.clone(),
+                    pred: Some(PredState { abs: b.abs.clone(), block: b.block.merge(&a.block) }),
+                })
+            }
+            _ => match self.merge {
+                crate::core::cpa::MergeOp::Sep => None,
+                crate::core::cpa::MergeOp::Join => {
+                    let j = reached.join(new);
+                    (!j.leq(reached)).then_some(j)
+                }
+            },
+        }
+    }
+
     fn initial(&self, _program: &Program) -> (CState, CPrecision) {
         let pred = self.predicates.as_ref().map(|_| PredState {
-            abs: Arc::new(Abstraction { region: self.vars.mk_true(), id: 0 }),
+            abs: Arc::new(Abstraction { region: self.vars.mk_true(), id: 0, block: Default::default(), prev: None }),
             block: Default::default(),
         });
         (CState { value: ValueState::default(), pred }, self.initial.clone())
@@ -292,9 +324,7 @@ impl<'p> DataCpa for CombinedCpa<'p> {
                 OpKind::Call { recursive, .. } | OpKind::Return { recursive, .. } => recursive,
                 OpKind::Edge(_) => false,
             };
-            let mut block = p.block.clone();
-            block.push_back((op.op, recursive));
-            PredState { abs: p.abs.clone(), block }
+            PredState { abs: p.abs.clone(), block: p.block.step(op.op, recursive) }
         });
         Some(CState { value, pred })
     }

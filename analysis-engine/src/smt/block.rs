@@ -131,11 +131,6 @@ pub(crate) fn encode_block<'p>(
             enc.cur = ssa.clone();
             let mut edge_reach = reach.clone();
             match &e.kind {
-                EdgeKind::Assume { cond, truth } => {
-                    let (c, _) = enc.cond(cond);
-                    let g = if *truth { c } else { c.not() };
-                    edge_reach = Bool::and(&[&reach, &g]);
-                }
                 EdgeKind::CallSummary(call) => {
                     calls.push(CallSite { edge: eid, call, reach: reach.clone(), ssa: ssa.clone() });
                     // The callee's effect: its results and what it may modify are arbitrary.
@@ -148,8 +143,17 @@ pub(crate) fn encode_block<'p>(
                     }
                 }
                 _ => {
+                    // The edge's conditions (its assumption, no undefined behaviour) hold
+                    // on the paths through it only.
                     let ctx = OpCtx { op: Op::Edge(func, eid), kind: OpKind::Edge(&e.kind), from: Loc { func, node: n }, to: Loc { func, node: e.dst } };
+                    enc.guards = Some(Vec::new());
                     let _ = enc.op(&ctx);
+                    let mut conds = enc.guards.take().unwrap_or_default();
+                    if !conds.is_empty() {
+                        conds.insert(0, reach.clone());
+                        let refs: Vec<&Bool> = conds.iter().collect();
+                        edge_reach = Bool::and(&refs);
+                    }
                 }
             }
             let d = e.dst;
@@ -165,7 +169,7 @@ pub(crate) fn encode_block<'p>(
 
 /// Joins the states of a node's incoming edges: the disjunction of their conditions, and a
 /// fresh version for each variable whose versions differ, equal to the one of the edge taken.
-fn merge(enc: &mut Encoder, ins: Vec<(Bool, HashMap<VarId, u32>)>) -> (Bool, HashMap<VarId, u32>) {
+pub(crate) fn merge(enc: &mut Encoder, ins: Vec<(Bool, HashMap<VarId, u32>)>) -> (Bool, HashMap<VarId, u32>) {
     match ins.len() {
         0 => (Bool::from_bool(false), enc.cur.clone()),
         1 => ins.into_iter().next().expect("one"),

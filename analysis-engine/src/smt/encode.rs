@@ -95,6 +95,17 @@ pub(crate) struct Encoder<'p> {
     /// Why a constraint depends on an over-approximation (first reason).
     pub tainted: Option<&'static str>,
     fresh: u32,
+    /// While encoding one edge of a DAG: the edge's conditions (assumptions, absence of
+    /// undefined behaviour), which the DAG conjoins with the edge's reachability instead of
+    /// asserting them for every path.
+    pub guards: Option<Vec<Bool>>,
+}
+
+/// Where an encoder is on a path: the SSA versions and the suspended recursion frames.
+#[derive(Clone)]
+pub(crate) struct Snapshot {
+    pub cur: HashMap<VarId, u32>,
+    frames: Vec<Vec<(VarId, u32)>>,
 }
 
 impl<'p> Encoder<'p> {
@@ -112,7 +123,17 @@ impl<'p> Encoder<'p> {
             constraints: Vec::new(),
             tainted: None,
             fresh: 0,
+            guards: None,
         }
+    }
+
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot { cur: self.cur.clone(), frames: self.frames.clone() }
+    }
+
+    pub fn restore(&mut self, s: &Snapshot) {
+        self.cur = s.cur.clone();
+        self.frames = s.frames.clone();
     }
 
     fn scalar_sort(&self, t: IntTy) -> Sort {
@@ -224,7 +245,10 @@ impl<'p> Encoder<'p> {
         if taint.is_some() && self.tainted.is_none() {
             self.tainted = taint;
         }
-        self.constraints.push(c);
+        match &mut self.guards {
+            Some(g) => g.push(c),
+            None => self.constraints.push(c),
+        }
     }
 
     fn bool_to_int(&self, b: &Bool, t: IntTy) -> Dynamic {

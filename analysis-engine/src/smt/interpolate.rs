@@ -15,7 +15,7 @@
 //! each `I_k` over the symbols shared by prefix and suffix) before its atoms are used; a
 //! strategy whose result fails the check is skipped for the next one.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use z3::ast::{Ast, Bool, Dynamic, Int, Real};
 use z3::{AstKind, DeclKind, FuncDecl, Fixedpoint, Goal, Params, SatResult, Sort, Tactic};
@@ -23,7 +23,10 @@ use z3::{AstKind, DeclKind, FuncDecl, Fixedpoint, Goal, Params, SatResult, Sort,
 use crate::cfa::Program;
 use crate::core::Cancel;
 use crate::cpa::predicate::pred::LinPred;
+use crate::cpa::predicate::state::Block;
+#[cfg(test)]
 use crate::cpa::OpCtx;
+use crate::smt::dag::encode_dag;
 use crate::smt::encode::{Encoder, Theory};
 use crate::smt::linear::{atoms, is_constant, linear, Lin};
 use crate::smt::solver;
@@ -69,16 +72,13 @@ pub(crate) struct EncodedPath<'p> {
     shared: Vec<Vec<Dynamic>>,
 }
 
-/// Collects the uninterpreted constants of a formula.
+/// Collects the uninterpreted constants of a formula (visiting each shared subterm once:
+/// block formulas are DAGs).
 fn symbols(d: &Dynamic, out: &mut BTreeMap<String, Dynamic>) {
     let mut stack = vec![d.clone()];
-    let mut seen = 0usize;
+    let mut seen: HashSet<Dynamic> = HashSet::new();
     while let Some(x) = stack.pop() {
-        seen += 1;
-        if seen > 200_000 {
-            break;
-        }
-        if x.kind() != AstKind::App {
+        if x.kind() != AstKind::App || !seen.insert(x.clone()) {
             continue;
         }
         if x.num_children() == 0 {
@@ -111,18 +111,19 @@ fn and(fs: &[Bool]) -> Bool {
 impl<'p> EncodedPath<'p> {
     #[cfg(test)]
     pub(crate) fn new(p: &'p Program, blocks: &[Vec<OpCtx>], ranges: bool) -> EncodedPath<'p> {
-        Self::with_theory(p, blocks, Theory::Int { ranges, exact: false })
+        let blocks: Vec<Block> = blocks.iter().map(|b| Block::of_path(b)).collect();
+        Self::with_theory(p, &blocks, Theory::Int { ranges, exact: false })
     }
 
-    pub(crate) fn with_theory(p: &'p Program, blocks: &[Vec<OpCtx>], theory: Theory) -> EncodedPath<'p> {
+    pub(crate) fn with_theory(p: &'p Program, blocks: &[Block], theory: Theory) -> EncodedPath<'p> {
         let mut enc = Encoder::new(p, theory, false);
         let mut out = Vec::new();
         for b in blocks {
             let n0 = enc.constraints.len();
-            for op in b {
-                let _ = enc.op(op);
-            }
-            out.push(enc.constraints[n0..].to_vec());
+            let dag = encode_dag(&mut enc, p, b);
+            let mut fs = enc.constraints[n0..].to_vec();
+            fs.push(dag.reach);
+            out.push(fs);
         }
         let syms: Vec<BTreeMap<String, Dynamic>> = out.iter().map(|b| symbols_of(b)).collect();
         let mut shared = Vec::new();
@@ -182,7 +183,7 @@ impl<'p> EncodedPath<'p> {
 }
 
 /// Computes sequence interpolants for blocks `A_1..A_n`, trying the strategies in order.
-pub fn sequence_interpolants(p: &Program, blocks: &[Vec<OpCtx>], order: &[Strategy], cancel: &Cancel) -> Result<Interpolants, String> {
+pub fn sequence_interpolants(p: &Program, blocks: &[Block], order: &[Strategy], cancel: &Cancel) -> Result<Interpolants, String> {
     if blocks.len() < 2 {
         return Err("the path has no cut to interpolate at".into());
     }
@@ -242,10 +243,31 @@ pub fn sequence_interpolants(p: &Program, blocks: &[Vec<OpCtx>], order: &[Strate
     Err(why.join("; "))
 }
 
+/// A Spacer context. After a query that was interrupted or timed out, Z3 4.8.12 may throw
+/// from the context's destructor (a `rewriter_exception` that aborts the process), so such a
+/// context is leaked instead of freed.
+struct SpacerContext(std::mem::ManuallyDrop<Fixedpoint>, bool);
+
+impl std::ops::Deref for SpacerContext {
+    type Target = Fixedpoint;
+    fn deref(&self) -> &Fixedpoint {
+        &self.0
+    }
+}
+
+impl Drop for SpacerContext {
+    fn drop(&mut self) {
+        if !self.1 {
+            // SAFETY: dropped once, here; never used afterwards.
+            unsafe { std::mem::ManuallyDrop::drop(&mut self.0) }
+        }
+    }
+}
+
 /// Spacer on the chain of Horn clauses.
 fn spacer(path: &EncodedPath, cancel: &Cancel) -> Result<Vec<Bool>, String> {
     let n = path.blocks.len();
-    let fp = Fixedpoint::new();
+    let fp = SpacerContext(std::mem::ManuallyDrop::new(Fixedpoint::new()), false);
     let mut params = Params::new();
     params.set_symbol("engine", "spacer");
     params.set_bool("xform.inline_linear", false);
@@ -291,7 +313,12 @@ fn spacer(path: &EncodedPath, cancel: &Cancel) -> Result<Vec<Bool>, String> {
     match fp.query(&err.apply(&[]).as_bool().expect("a relation")) {
         SatResult::Unsat => {}
         SatResult::Sat => return Err("Spacer finds the chain satisfiable".into()),
-        SatResult::Unknown => return Err(format!("Spacer gave up ({})", fp.get_reason_unknown())),
+        SatResult::Unknown => {
+            let why = fp.get_reason_unknown();
+            let mut fp = fp;
+            fp.1 = true;
+            return Err(format!("Spacer gave up ({})", why));
+        }
     }
     let mut out = Vec::new();
     for k in 0..n - 1 {
@@ -754,7 +781,8 @@ mod tests {
             }
             .unwrap_or_else(|e| panic!("{}: {}", s.name(), e));
             assert_sequence(&path, &itps);
-            let got = sequence_interpolants(&p, &bl, &[s], &cancel).expect("checked interpolants");
+            let dags: Vec<Block> = bl.iter().map(|b| Block::of_path(b)).collect();
+            let got = sequence_interpolants(&p, &dags, &[s], &cancel).expect("checked interpolants");
             let mentions_y = got.cuts.iter().flatten().any(|pr| pr.vars().any(|v| p.var_name(v) == "y"));
             assert!(mentions_y, "{}: the predicates are about y: {:?}", s.name(), got.cuts);
         }

@@ -121,6 +121,20 @@ fn to_pred(lin: Lin, rel: Rel, vars: &HashMap<String, (VarId, u32)>) -> Option<L
 /// The atoms of a Boolean formula as predicates over program variables. Atoms that are not
 /// linear, or mention symbols that are not program variables, are skipped.
 pub(crate) fn atoms(f: &Dynamic, vars: &HashMap<String, (VarId, u32)>, bound: &dyn Fn(u32) -> Option<String>, out: &mut Vec<LinPred>) {
+    atoms_in(f, vars, bound, out, &mut std::collections::HashSet::new());
+}
+
+/// `atoms`, visiting each shared subformula once.
+fn atoms_in(
+    f: &Dynamic,
+    vars: &HashMap<String, (VarId, u32)>,
+    bound: &dyn Fn(u32) -> Option<String>,
+    out: &mut Vec<LinPred>,
+    seen: &mut std::collections::HashSet<Dynamic>,
+) {
+    if !seen.insert(f.clone()) {
+        return;
+    }
     if f.kind() != AstKind::App {
         if f.kind() == AstKind::Quantifier {
             // Quantified interpolant parts are not predicates over the state.
@@ -133,19 +147,19 @@ pub(crate) fn atoms(f: &Dynamic, vars: &HashMap<String, (VarId, u32)>, bound: &d
     match kind {
         DeclKind::And | DeclKind::Or | DeclKind::Not | DeclKind::Implies | DeclKind::Xor | DeclKind::Iff => {
             for c in &ch {
-                atoms(c, vars, bound, out);
+                atoms_in(c, vars, bound, out, seen);
             }
         }
         DeclKind::Ite => {
             for c in &ch {
                 if is_bool(c) {
-                    atoms(c, vars, bound, out);
+                    atoms_in(c, vars, bound, out, seen);
                 }
             }
         }
         DeclKind::Eq if ch.len() == 2 && is_bool(&ch[0]) => {
-            atoms(&ch[0], vars, bound, out);
-            atoms(&ch[1], vars, bound, out);
+            atoms_in(&ch[0], vars, bound, out, seen);
+            atoms_in(&ch[1], vars, bound, out, seen);
         }
         DeclKind::Eq | DeclKind::Le | DeclKind::Ge | DeclKind::Lt | DeclKind::Gt if ch.len() == 2 => {
             // `(t mod m) = r` is a congruence.

@@ -3,6 +3,7 @@
 //! bit-vectors and answers path queries.
 
 pub mod block;
+pub mod dag;
 pub mod encode;
 pub mod interpolate;
 pub mod linear;
@@ -43,8 +44,9 @@ pub fn check(s: &Solver) -> Sat {
 }
 
 /// Runs `f` on this thread while a watcher interrupts this thread's Z3 context as soon as
-/// `cancel` is cancelled, so that a long query returns `unknown` at once (the analyses check
-/// the token between queries).
+/// `cancel` is cancelled or its deadline has passed, so that a long query (including the
+/// ones that ignore their own timeout, such as Spacer's) returns `unknown` at once (the
+/// analyses check the token between queries).
 pub fn interruptible<R>(cancel: &Cancel, f: impl FnOnce() -> R) -> R {
     use std::sync::atomic::{AtomicBool, Ordering};
     let ctx = z3::Context::thread_local();
@@ -53,7 +55,7 @@ pub fn interruptible<R>(cancel: &Cancel, f: impl FnOnce() -> R) -> R {
     std::thread::scope(|s| {
         s.spawn(|| {
             while !done.load(Ordering::Acquire) {
-                if cancel.is_cancelled() {
+                if cancel.check().is_err() {
                     handle.interrupt();
                 }
                 std::thread::sleep(std::time::Duration::from_millis(5));

@@ -10,8 +10,10 @@
 use z3::ast::Dynamic;
 
 use crate::cfa::Program;
-use crate::core::Cancel;
+use crate::core::{Cancel, Op};
+use crate::cpa::predicate::state::Block;
 use crate::cpa::OpCtx;
+use crate::smt::dag::{encode_dag, DagFormula};
 use crate::ir::{IntTy, VarId};
 use crate::smt::encode::{value_of, Encoder, Theory};
 use crate::smt::{check, solver, Sat, QUERY_TIMEOUT_MS};
@@ -81,6 +83,46 @@ pub fn check_path(p: &Program, ops: &[OpCtx], cancel: &Cancel) -> PathResult {
                 })
                 .collect();
             PathResult::Feasible(steps)
+        }
+    }
+}
+
+/// The outcome of checking an abstract path whose blocks are DAGs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BlocksResult {
+    /// No path through the blocks is feasible.
+    Infeasible,
+    /// The operations of one path through the blocks that the bit-precise formula allows
+    /// (to be confirmed by `check_path`, which also gives its values).
+    Path(Vec<(Op, bool)>),
+    Unknown(String),
+}
+
+/// Checks the paths through a sequence of blocks (from the program's start) at once, under
+/// C's semantics, and picks a feasible one.
+pub fn check_blocks(p: &Program, blocks: &[Block], cancel: &Cancel) -> BlocksResult {
+    let mut enc = Encoder::new(p, Theory::BitVec, true);
+    let dags: Vec<DagFormula> = blocks.iter().map(|b| encode_dag(&mut enc, p, b)).collect();
+    let s = solver(cancel, QUERY_TIMEOUT_MS);
+    for c in &enc.constraints {
+        s.assert(c);
+    }
+    for d in &dags {
+        s.assert(&d.reach);
+    }
+    match check(&s) {
+        Sat::Unsat => BlocksResult::Infeasible,
+        Sat::Unknown(r) => BlocksResult::Unknown(format!("the SMT solver gave up on the error paths ({})", r)),
+        Sat::Sat => {
+            let Some(m) = s.get_model() else { return BlocksResult::Unknown("no model".into()) };
+            let mut ops = Vec::new();
+            for d in &dags {
+                match d.path_in(&m) {
+                    Some(path) => ops.extend(path),
+                    None => return BlocksResult::Unknown("the model follows no path of a block".into()),
+                }
+            }
+            BlocksResult::Path(ops)
         }
     }
 }

@@ -14,8 +14,10 @@ use crate::cfa::Program;
 use crate::core::Cancel;
 use crate::cpa::predicate::pred::{LinPred, Rel};
 use crate::cpa::predicate::precision::{PredId, PredTable};
-use crate::cpa::OpCtx;
+use crate::cpa::op_ctx;
+use crate::cpa::predicate::state::Block;
 use crate::ir::VarId;
+use crate::smt::dag::encode_dag;
 use crate::smt::encode::{Encoder, Theory, VTerm};
 use crate::smt::solver;
 
@@ -81,28 +83,35 @@ pub enum AbsResult {
     GaveUp,
 }
 
+/// True if some operation of the block is an assumption (which could make it infeasible).
+fn has_assume(p: &Program, block: &Block) -> bool {
+    block.topological().iter().filter_map(|b| b.node()).any(|n| {
+        n.preds.iter().any(|(_, op, rec)| {
+            matches!(op_ctx(p, *op, *rec).kind, crate::cpa::OpKind::Edge(crate::cfa::EdgeKind::Assume { .. }))
+        })
+    })
+}
+
 /// Computes the abstraction of `start ∧ block` over `preds`.
 pub fn abstraction(
     p: &Program,
     table: &PredTable,
     start: &Dnf,
-    block: &[OpCtx],
+    block: &Block,
     preds: &[PredId],
     cartesian: bool,
     cancel: &Cancel,
 ) -> AbsResult {
     // Nothing to decide: no predicate to compute and no condition that could make the block
     // infeasible.
-    let has_assume = block.iter().any(|op| matches!(op.kind, crate::cpa::OpKind::Edge(crate::cfa::EdgeKind::Assume { .. })));
-    if preds.is_empty() && !has_assume && !start.is_empty() {
+    if preds.is_empty() && !start.is_empty() && !has_assume(p, block) {
         return AbsResult::Region(vec![vec![]]);
     }
     let mut enc = Encoder::new(p, Theory::Int { ranges: true, exact: true }, false);
     let s = solver(cancel, QUERY_MS);
     let pre = region_formula(&mut enc, table, start, &HashMap::new());
-    for op in block {
-        let _ = enc.op(op);
-    }
+    let dag = encode_dag(&mut enc, p, block);
+    s.assert(&dag.reach);
     let end = enc.cur.clone();
     let lits: Vec<(PredId, Bool)> = preds
         .iter()

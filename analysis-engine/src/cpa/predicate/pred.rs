@@ -148,6 +148,8 @@ pub fn from_condition(e: &crate::ir::Expr) -> Option<LinPred> {
     use crate::ir::{BinOp, Expr, UnOp};
     match e {
         Expr::Unary(UnOp::LNot, a, _) => from_condition(a),
+        // `e % m == r` (or `!=`): the congruence `e ≡ r (mod m)`.
+        Expr::Binary(BinOp::Eq | BinOp::Ne, a, b, _) if congruence(a, b).is_some() => congruence(a, b),
         Expr::Binary(op, a, b, _) if op.is_comparison() => {
             let (ta, ka) = linear(a)?;
             let (tb, kb) = linear(b)?;
@@ -165,6 +167,27 @@ pub fn from_condition(e: &crate::ir::Expr) -> Option<LinPred> {
         Expr::Var(v, _) => LinPred::new(vec![(*v, 1)], 0, Rel::Eq),
         _ => None,
     }
+}
+
+/// `e % m ⋈ r` as the congruence of `e - r` modulo `m` (either operand order).
+fn congruence(a: &crate::ir::Expr, b: &crate::ir::Expr) -> Option<LinPred> {
+    use crate::ir::{BinOp, Expr};
+    let strip = |e: &Expr| -> Expr {
+        match e {
+            Expr::Cast(x, _) => (**x).clone(),
+            other => other.clone(),
+        }
+    };
+    for (x, y) in [(a, b), (b, a)] {
+        if let (Expr::Binary(BinOp::Rem, e, m, _), Expr::Const(r, _)) = (&strip(x), &strip(y)) {
+            if let (Some((t, k)), Expr::Const(m, _)) = (linear(e), &strip(m)) {
+                if *m > 1 {
+                    return LinPred::new(t, k - r, Rel::Mod(*m));
+                }
+            }
+        }
+    }
+    None
 }
 
 struct Shown<'a> {
