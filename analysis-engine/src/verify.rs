@@ -169,7 +169,7 @@ enum Decision {
 /// Runs the configured analysis and reports on every property.
 pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Report {
     let started = Instant::now();
-    let cancel = cancel.child(config.timeout.map(|t| started + t));
+    let cancel = cancel.child(config.timeout);
     let restricted;
     let program = match config.entry.as_deref() {
         Some(name) => match program.by_name.get(name).and_then(|&f| program.for_root(f)) {
@@ -193,7 +193,7 @@ pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Repo
             // The explicit-value analysis alone first (a sequential combination, as in
             // CPAchecker's competition configurations): it is the fastest where it suffices.
             let budget = cancel.remaining_ms().map_or(Duration::from_secs(10), |ms| Duration::from_millis((ms as f64 * config.value_first) as u64));
-            let first = cancel.child(Some(Instant::now() + budget));
+            let first = cancel.child(Some(budget));
             let mut cfg = config.clone().into_owned();
             cfg.analysis = Analysis::Value;
             cfg.order = Order::Dfs;
@@ -411,7 +411,7 @@ fn concrete_phase(p: &Program, cfg: &VerifyConfig, cancel: &Cancel, props: &[Pro
         Some(ms) => Duration::from_millis((ms as f64 * cfg.concrete_share) as u64),
         None => cfg.concrete_time,
     };
-    let phase = cancel.child(Some(Instant::now() + budget));
+    let phase = cancel.child(Some(budget));
     let limits = RunLimits { max_steps: cfg.concrete_steps, keep_ops: 50_000, trace_steps: 40, max_frames: 10_000, accelerate: true };
     let plan = concrete::Plan::new(p);
     for k in 0..cfg.concrete_runs {

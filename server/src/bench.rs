@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 pub struct BenchArgs {
     /// A folder with an INDEX.tsv (category, c_file, yml_file, expected_verdict, …).
     pub dir: PathBuf,
-    /// Time limit per task in seconds (CPU-bound; the child is killed 5 s after it).
+    /// CPU-time limit per task in seconds, as SV-COMP counts it (a verdict that took longer
+    /// counts as a timeout; the child is killed 5 s after it, or after 4 times it on the wall clock).
     #[arg(long, default_value_t = 30.0)]
     pub timeout: f64,
     /// Tasks run at a time.
@@ -80,8 +81,23 @@ fn read_tasks(dir: &Path, filter: Option<&str>) -> Result<Vec<Task>, String> {
     Ok(tasks)
 }
 
+/// CPU seconds a running process has used so far (from `/proc`), if readable.
+fn process_cpu(pid: libc::pid_t) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid)).ok()?;
+    // Fields after the command name (which may hold spaces) start at field 3 (`state`);
+    // utime and stime are fields 14 and 15, in clock ticks.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    // SAFETY: sysconf only reads a configuration value.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    Some(ticks / if hz > 0 { hz as f64 } else { 100.0 })
+}
+
 /// Runs one child process; returns its output with CPU time and peak memory from `wait4`.
-fn run_child(mut cmd: Command, kill_after: Duration) -> (String, f64, f64, u64, bool) {
+/// The child is killed once it has used `cpu_limit` seconds of CPU time, or after
+/// `wall_limit` (a safety net for a child that stops making progress).
+fn run_child(mut cmd: Command, cpu_limit: f64, wall_limit: Duration) -> (String, f64, f64, u64, bool) {
     let start = Instant::now();
     let child = match cmd.stdout(Stdio::piped()).stderr(Stdio::null()).spawn() {
         Ok(c) => c,
@@ -95,12 +111,15 @@ fn run_child(mut cmd: Command, kill_after: Duration) -> (String, f64, f64, u64, 
         std::thread::spawn(move || {
             let step = Duration::from_millis(50);
             let mut waited = Duration::ZERO;
-            while waited < kill_after {
+            while waited < wall_limit {
                 if done.load(Ordering::SeqCst) {
                     return;
                 }
                 std::thread::sleep(step);
                 waited += step;
+                if process_cpu(pid).is_some_and(|c| c > cpu_limit) {
+                    break;
+                }
             }
             if !done.load(Ordering::SeqCst) {
                 killed.store(true, Ordering::SeqCst);
@@ -143,7 +162,7 @@ fn run_task(exe: &Path, t: &Task, analysis: &str, timeout: f64, extra: &[String]
         .arg(&t.data_model)
         .args(extra)
         .arg(&t.file);
-    let (out, cpu, wall, rss, killed) = run_child(cmd, Duration::from_secs_f64(timeout + 5.0));
+    let (out, cpu, wall, rss, killed) = run_child(cmd, timeout + 5.0, Duration::from_secs_f64(4.0 * timeout + 10.0));
     let parsed: Option<serde_json::Value> = serde_json::from_str(&out).ok();
     let (verdict, note) = match (&parsed, killed) {
         (_, true) => ("unknown".to_string(), "killed (time limit)".to_string()),
@@ -156,6 +175,12 @@ fn run_task(exe: &Path, t: &Task, analysis: &str, timeout: f64, extra: &[String]
             (verdict, reason)
         }
         (None, _) => ("error".to_string(), "no report (front-end error or crash)".to_string()),
+    };
+    // Past the limit a verdict does not count (SV-COMP's rule).
+    let (verdict, note) = if cpu > timeout && verdict != "error" && verdict != "unknown" {
+        ("unknown".to_string(), format!("{} after the CPU-time limit", verdict))
+    } else {
+        (verdict, note)
     };
     Outcome { verdict, cpu, wall, max_rss_kb: rss, note }
 }

@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use analysis_engine::cfa::{DataModel, TargetKind};
 use analysis_engine::core::waitlist::Order;
+use analysis_engine::cpa::combined::BlockEncoding;
+use analysis_engine::smt::interpolate::Strategy;
 use analysis_engine::frontend::SourceInput;
 use analysis_engine::report::{PropertyReport, Report, Verdict};
 use analysis_engine::{Analysis, Cancel, VerifyConfig};
@@ -32,10 +34,12 @@ struct Cli {
 
 #[derive(clap::Args, Clone)]
 pub struct AnalysisArgs {
-    /// The analysis to run: value.
-    #[arg(long, default_value = "value")]
+    /// The analysis to run: combined (explicit values, then values with predicates), value
+    /// or predicate (see the README).
+    #[arg(long, default_value = "combined")]
     pub analysis: String,
-    /// Time limit in seconds (CPU-bound work stops and open properties become unknown).
+    /// CPU-time limit in seconds, as SV-COMP counts it (the analysis stops and open
+    /// properties become unknown with the reason `timeout`).
     #[arg(long)]
     pub timeout: Option<f64>,
     /// LP64 (x86-64 Linux) or ILP32 (SV-COMP's 32-bit tasks).
@@ -44,6 +48,22 @@ pub struct AnalysisArgs {
     /// Waitlist order: dfs, bfs or rpo (default: dfs for `value`, rpo for the others).
     #[arg(long)]
     pub order: Option<String>,
+    /// Predicate abstraction: boolean (BDDs over all predicate valuations, the default) or
+    /// cartesian (the conjunction of the predicates implied, cheaper and weaker).
+    #[arg(long, default_value = "boolean")]
+    pub abstraction: String,
+    /// Where predicate abstraction happens: loops (loop heads and function boundaries,
+    /// adjustable-block encoding, the default) or edges (after every operation).
+    #[arg(long, default_value = "loops")]
+    pub blocks: String,
+    /// Verifies only this function as the entry (its callees included), as the language
+    /// server does for one unit; by default the program from `main`, or every uncalled
+    /// function when there is no `main`.
+    #[arg(long)]
+    pub function: Option<String>,
+    /// Interpolation strategies in the order they are tried: spacer, qe, farkas.
+    #[arg(long, value_delimiter = ',', default_value = "spacer,qe,farkas")]
+    pub interpolation: Vec<String>,
 }
 
 #[derive(Subcommand)]
@@ -103,6 +123,25 @@ impl AnalysisArgs {
         if let Some(o) = &self.order {
             cfg.order = Order::parse(o).ok_or_else(|| format!("unknown order `{}`", o))?;
         }
+        cfg.cartesian = match self.abstraction.as_str() {
+            "boolean" => false,
+            "cartesian" => true,
+            other => return Err(format!("unknown abstraction `{}` (use boolean or cartesian)", other)),
+        };
+        cfg.blocks = match self.blocks.as_str() {
+            "loops" => BlockEncoding::LoopsAndFunctions,
+            "edges" => BlockEncoding::SingleEdge,
+            other => return Err(format!("unknown block encoding `{}` (use loops or edges)", other)),
+        };
+        cfg.interpolation = self
+            .interpolation
+            .iter()
+            .map(|s| Strategy::parse(s).ok_or_else(|| format!("unknown interpolation strategy `{}` (use spacer, qe or farkas)", s)))
+            .collect::<Result<_, _>>()?;
+        cfg.entry = self.function.clone();
+        if cfg.interpolation.is_empty() {
+            return Err("at least one interpolation strategy is needed".into());
+        }
         Ok((cfg, parse_model(&self.data_model)?))
     }
 }
@@ -153,7 +192,15 @@ fn check(file: &PathBuf, args: &AnalysisArgs, json: bool, trace: bool) -> i32 {
             return EXIT_ERROR;
         }
     };
-    let report = analysis_engine::verify(&program, &cfg, &Cancel::new());
+    if let Some(f) = &cfg.entry {
+        if !program.by_name.contains_key(f.as_str()) {
+            eprintln!("cpals: no function `{}` in {}", f, file.display());
+            return EXIT_ERROR;
+        }
+    }
+    // `--timeout` limits CPU time, as SV-COMP and BenchExec do: the verdict does not depend
+    // on how busy the machine is.
+    let report = analysis_engine::verify(&program, &cfg, &Cancel::on_cpu_time());
     if json {
         println!("{}", serde_json::to_string_pretty(&crate::json::report(&report)).expect("JSON"));
     } else {

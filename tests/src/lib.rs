@@ -61,6 +61,8 @@ pub struct Fixture {
     pub unreachable: Option<Vec<u32>>,
     /// `TRACE[analysis]: name=value …`
     pub trace: BTreeMap<String, Vec<(String, String)>>,
+    /// `PREDICATES[analysis]: p1; p2 …`: predicates the analysis must derive.
+    pub predicates: BTreeMap<String, Vec<String>>,
 }
 
 fn tagged(s: &str, key: &str) -> Option<(Option<String>, String)> {
@@ -91,6 +93,7 @@ pub fn parse_fixture(path: &Path) -> Fixture {
         stats: BTreeMap::new(),
         unreachable: None,
         trace: BTreeMap::new(),
+        predicates: BTreeMap::new(),
     };
     for (i, line) in text.lines().enumerate() {
         let lineno = i as u32 + 1;
@@ -105,6 +108,9 @@ pub fn parse_fixture(path: &Path) -> Fixture {
         }
         if let Some((Some(a), body)) = tagged(line, "TRACE") {
             f.trace.insert(a, pairs(&body));
+        }
+        if let Some((Some(a), body)) = tagged(line, "PREDICATES") {
+            f.predicates.insert(a, body.split(';').map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect());
         }
         if let Some((_, body)) = tagged(line, "UNREACHABLE") {
             f.unreachable = Some(body.split_whitespace().filter_map(|n| n.parse().ok()).collect());

@@ -67,6 +67,13 @@ fn check_fixture(f: &Fixture, analysis: &str, failures: &mut Vec<String>) {
             }
         }
     }
+    if let Some(preds) = f.predicates.get(analysis) {
+        for want in preds {
+            if !report.stats.predicates.contains(want) {
+                failures.push(format!("{name}: [{analysis}] predicate `{want}` not derived (got {:?})", report.stats.predicates));
+            }
+        }
+    }
     if let Some(values) = f.trace.get(analysis) {
         for (var, val) in values {
             let shown = report

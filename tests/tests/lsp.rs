@@ -68,7 +68,7 @@ async fn a_client_sees_proofs_violations_traces_dead_code_and_invariants() {
     assert_eq!(proved.len(), 1);
     assert_eq!(proved[0]["range"]["start"]["line"], line_of(&text, "i == 10 && s == 20"));
     assert!(proved[0]["message"].as_str().unwrap().starts_with("proved: assertion `i == 10 && s == 20` holds"));
-    assert!(proved[0]["message"].as_str().unwrap().contains("value analysis"));
+    assert!(proved[0]["message"].as_str().unwrap().contains("combined analysis"));
 
     let dead = with_code(&diags, "unreachable");
     assert_eq!(dead.len(), 1);

@@ -80,7 +80,7 @@ pub(crate) struct Obs {
 }
 
 pub(crate) struct Encoder<'p> {
-    p: &'p Program,
+    pub p: &'p Program,
     pub theory: Theory,
     /// Precise (confirmation) or over-approximating (analyses, invariant checks).
     pub precise: bool,
@@ -99,6 +99,8 @@ pub(crate) struct Encoder<'p> {
     /// undefined behaviour), which the DAG conjoins with the edge's reachability instead of
     /// asserting them for every path.
     pub guards: Option<Vec<Bool>>,
+    /// Set when a non-linear product was over-approximated by an unconstrained value.
+    pub nonlinear: bool,
 }
 
 /// Where an encoder is on a path: the SSA versions and the suspended recursion frames.
@@ -124,6 +126,7 @@ impl<'p> Encoder<'p> {
             tainted: None,
             fresh: 0,
             guards: None,
+            nonlinear: false,
         }
     }
 
@@ -403,6 +406,13 @@ impl<'p> Encoder<'p> {
         let r = match (op, konst) {
             (BinOp::Add, _) => Int::add(&[xi, yi]),
             (BinOp::Sub, _) => Int::sub(&[xi, yi]),
+            // A product of two unknowns is non-linear: Z3's non-linear integer arithmetic can
+            // run for minutes without heeding an interrupt, so outside precise checks it is an
+            // unconstrained value (an over-approximation, which interpolants may use).
+            (BinOp::Mul, _) if !self.precise && xi.as_i64().is_none() && yi.as_i64().is_none() => {
+                self.nonlinear = true;
+                return self.fresh(t);
+            }
             (BinOp::Mul, _) => Int::mul(&[xi, yi]),
             (BinOp::Div, Some(c)) if c != 0 => c_div(&xi, c),
             (BinOp::Rem, Some(c)) if c != 0 => Int::sub(&[xi.clone(), Int::mul(&[c_div(&xi, c), Int::from_i128(c)])]),

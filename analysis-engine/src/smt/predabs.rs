@@ -16,7 +16,7 @@ use crate::cpa::predicate::pred::{LinPred, Rel};
 use crate::cpa::predicate::precision::{PredId, PredTable};
 use crate::cpa::op_ctx;
 use crate::cpa::predicate::state::Block;
-use crate::ir::VarId;
+use crate::ir::{VarId, VarKind};
 use crate::smt::dag::encode_dag;
 use crate::smt::encode::{Encoder, Theory, VTerm};
 use crate::smt::solver;
@@ -33,6 +33,9 @@ pub type Dnf = Vec<Vec<(PredId, bool)>>;
 /// A predicate on the values the variables have at SSA versions `ssa` (version 0 if absent),
 /// over the exact integer encoding (values are the C values, so the linear form is exact).
 pub(crate) fn pred_formula(enc: &mut Encoder, p: &LinPred, ssa: &HashMap<VarId, u32>) -> Option<Bool> {
+    if enc.theory == Theory::BitVec {
+        return pred_formula_bv(enc, p, ssa);
+    }
     let mut sum = vec![Int::from_i128(p.constant)];
     for &(v, c) in &p.terms {
         let term = match enc.term(v, ssa.get(&v).copied().unwrap_or(0)) {
@@ -47,6 +50,45 @@ pub(crate) fn pred_formula(enc: &mut Encoder, p: &LinPred, ssa: &HashMap<VarId, 
         Rel::Le => sum.le(&zero),
         Rel::Eq => sum.eq(&zero),
         Rel::Mod(m) => sum.modulo(&Int::from_i128(m)).eq(&zero),
+    })
+}
+
+/// Bits of the bit-vector sum of a predicate: 64-bit values times coefficients that fit in
+/// 32 bits, summed over a handful of terms, cannot overflow 128 bits, so the sum is exact.
+const WIDE: u32 = 128;
+
+/// [`pred_formula`] over bit-vector terms: each C value widened (by its signedness) to
+/// [`WIDE`] bits, so the linear form is computed exactly as over the integers.
+fn pred_formula_bv(enc: &mut Encoder, p: &LinPred, ssa: &HashMap<VarId, u32>) -> Option<Bool> {
+    use z3::ast::BV;
+    let fits = |c: i128| c.abs() < (1i128 << 32);
+    if p.terms.len() > 16 || !fits(p.constant) || p.terms.iter().any(|&(_, c)| !fits(c)) {
+        return None;
+    }
+    let mut sum = BV::from_i64(p.constant as i64, WIDE);
+    for &(v, c) in &p.terms {
+        let VarKind::Int(t) = enc.p.var(v).kind else { return None };
+        let VTerm::Scalar(d) = enc.term(v, ssa.get(&v).copied().unwrap_or(0)) else { return None };
+        let b = d.as_bv()?;
+        let ext = WIDE - b.get_size();
+        let wide = if t.signed { b.sign_ext(ext) } else { b.zero_ext(ext) };
+        sum = sum.bvadd(&if c == 1 { wide } else { wide.bvmul(&BV::from_i64(c as i64, WIDE)) });
+    }
+    let zero = BV::from_i64(0, WIDE);
+    Some(match p.rel {
+        Rel::Le => sum.bvsle(&zero),
+        Rel::Eq => sum.eq(&zero),
+        // A multiple of 2^k has k low zero bits (in two's complement too): no divider circuit.
+        Rel::Mod(m) if m > 0 && m.count_ones() == 1 => {
+            let k = m.trailing_zeros();
+            if k == 0 {
+                Bool::from_bool(true)
+            } else {
+                sum.extract(k - 1, 0).eq(&BV::from_i64(0, k))
+            }
+        }
+        Rel::Mod(m) if m > 0 && fits(m) => sum.bvsrem(&BV::from_i64(m as i64, WIDE)).eq(&zero),
+        Rel::Mod(_) => return None,
     })
 }
 
@@ -107,10 +149,18 @@ pub fn abstraction(
     if preds.is_empty() && !start.is_empty() && !has_assume(p, block) {
         return AbsResult::Region(vec![vec![]]);
     }
+    // Exact integers (C's wrap-around as modular constraints) decide linear blocks fastest; a
+    // block with a non-linear product is encoded over bit-vectors instead, which stay exact
+    // and decidable where non-linear integer arithmetic would not.
     let mut enc = Encoder::new(p, Theory::Int { ranges: true, exact: true }, false);
+    let mut pre = region_formula(&mut enc, table, start, &HashMap::new());
+    let mut dag = encode_dag(&mut enc, p, block);
+    if enc.nonlinear {
+        enc = Encoder::new(p, Theory::BitVec, false);
+        pre = region_formula(&mut enc, table, start, &HashMap::new());
+        dag = encode_dag(&mut enc, p, block);
+    }
     let s = solver(cancel, QUERY_MS);
-    let pre = region_formula(&mut enc, table, start, &HashMap::new());
-    let dag = encode_dag(&mut enc, p, block);
     s.assert(&dag.reach);
     let end = enc.cur.clone();
     let lits: Vec<(PredId, Bool)> = preds

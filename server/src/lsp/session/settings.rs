@@ -38,7 +38,7 @@ impl Default for Settings {
     fn default() -> Settings {
         let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
         Settings {
-            analysis: Analysis::Value,
+            analysis: Analysis::Combined,
             trigger: Trigger::OnSave,
             debounce: Duration::from_millis(300),
             timeout: Duration::from_secs(30),
