@@ -116,6 +116,15 @@ async fn a_client_sees_proofs_violations_traces_dead_code_and_invariants() {
     assert!(steps.iter().any(|s| s["branch"] == true) && steps.iter().any(|s| s["branch"] == false));
     let last = steps.last().unwrap();
     assert_eq!(last["range"]["start"]["line"], v["range"]["start"]["line"], "the trace ends at the assertion");
+    // The answer recorded for the VS Code extension's unit tests is this one (with a fixed
+    // URI); `CPALS_UPDATE_FIXTURES=1` records it again.
+    let recorded_path = root().join("editors/vscode/test/fixtures/loops-trace.json");
+    let anon = serde_json::to_string_pretty(&trace).unwrap().replace(&uri, "file:///cpals/fixtures/lsp/loops.c");
+    if std::env::var_os("CPALS_UPDATE_FIXTURES").is_some() {
+        std::fs::write(&recorded_path, format!("{anon}\n")).unwrap();
+    }
+    let recorded: Value = serde_json::from_str(&std::fs::read_to_string(&recorded_path).unwrap()).unwrap();
+    assert_eq!(recorded, serde_json::from_str::<Value>(&anon).unwrap(), "{} is not what the server answers (CPALS_UPDATE_FIXTURES=1 records it)", recorded_path.display());
     let r = c.request("workspace/executeCommand", json!({"command": "cpals.trace", "arguments": [uri, 0]})).await.unwrap();
     assert!(r["error"]["message"].as_str().unwrap().contains("no counterexample on line 1"), "{r}");
 

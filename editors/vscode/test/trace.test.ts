@@ -14,8 +14,8 @@ test("the recorded trace parses and lists every step with its values", () => {
   const items = renderSteps(t);
   assert.equal(items.length, t.steps.length);
   assert.ok(items.length > 10, `a loop of 10 iterations has more steps than ${items.length}`);
-  // The input that reproduces the failure comes first, at `int n = __VERIFIER_nondet_int();`.
-  assert.equal(items[0].label, "1. int n = __VERIFIER_nondet_int();");
+  // The input that reproduces the failure comes first, at `int n = __VERIFIER_nondet_int();` (line 12).
+  assert.equal(items[0].label, "1. n = __VERIFIER_nondet_int()");
   assert.equal(items[0].description, "__VERIFIER_nondet_int() = 3 · n = 3");
   assert.equal(items[0].line, 12);
   assert.match(items[0].tooltip, /^step 1 of \d+ \(main, line 12\)\n/);
@@ -23,7 +23,9 @@ test("the recorded trace parses and lists every step with its values", () => {
   assert.ok(items.some((s) => /^true( · |$)/.test(s.description)));
   assert.ok(items.some((s) => /^false( · |$)/.test(s.description)));
   assert.ok(items.some((s) => s.description.includes("i = 10")));
-  assert.equal(items[items.length - 1].line, 25);
+  const last = items[items.length - 1];
+  assert.equal(last.line, 25);
+  assert.equal(`${last.label} | ${last.description}`, "41. assert(n + s != 23) | false · n = 3, s = 20");
   assert.equal(items.map((s) => s.index).join(), [...items.keys()].join());
   assert.equal(traceTitle(t), `line 25: ${t.message}`);
   assert.equal(traceTitle({ ...t, stale: true }), `line 25: ${t.message} (stale)`);
