@@ -1,4 +1,4 @@
-// Unit tests of the .vsix check (test/check-vsix.ts), on manifests built here.
+// Unit tests of the .vsix check (scripts/check-vsix.ts), on manifests built here.
 
 import { strict as assert } from "node:assert";
 import { test } from "node:test";
