@@ -102,12 +102,43 @@ async fn a_client_sees_proofs_violations_traces_dead_code_and_invariants() {
     let shown = c.wait_for("window/showDocument", |m| m.method() == Some("window/showDocument")).await;
     assert_eq!(shown.msg["params"]["uri"], uri);
 
+    // The whole counterexample as data (what the editor plugins list): the input first, every
+    // step with its location and values, nothing moved in the editor.
+    let trace = c.call("workspace/executeCommand", json!({"command": "cpals.trace", "arguments": [uri, line]})).await;
+    assert_eq!(trace["range"], v["range"]);
+    assert_eq!(trace["stale"], false);
+    let steps = trace["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), first["steps"].as_u64().unwrap() as usize);
+    assert_eq!(steps[0]["input"], json!(["__VERIFIER_nondet_int", "3"]), "{:#}", steps[0]);
+    assert_eq!(steps[0]["values"], json!([["n", "3"]]));
+    assert_eq!(steps[0]["range"]["start"]["line"], line_of(&text, "int n = __VERIFIER_nondet_int()"));
+    assert!(steps.iter().all(|s| s["uri"] == uri && s["message"].as_str().unwrap().starts_with("step ")));
+    assert!(steps.iter().any(|s| s["branch"] == true) && steps.iter().any(|s| s["branch"] == false));
+    let last = steps.last().unwrap();
+    assert_eq!(last["range"]["start"]["line"], v["range"]["start"]["line"], "the trace ends at the assertion");
+    // The answer recorded for the VS Code extension's unit tests is this one (with a fixed
+    // URI); `CPALS_UPDATE_FIXTURES=1` records it again.
+    let recorded_path = root().join("editors/vscode/test/fixtures/loops-trace.json");
+    let anon = serde_json::to_string_pretty(&trace).unwrap().replace(&uri, "file:///cpals/fixtures/lsp/loops.c");
+    if std::env::var_os("CPALS_UPDATE_FIXTURES").is_some() {
+        std::fs::write(&recorded_path, format!("{anon}\n")).unwrap();
+    }
+    let recorded: Value = serde_json::from_str(&std::fs::read_to_string(&recorded_path).unwrap()).unwrap();
+    assert_eq!(recorded, serde_json::from_str::<Value>(&anon).unwrap(), "{} is not what the server answers (CPALS_UPDATE_FIXTURES=1 records it)", recorded_path.display());
+    let r = c.request("workspace/executeCommand", json!({"command": "cpals.trace", "arguments": [uri, 0]})).await.unwrap();
+    assert!(r["error"]["message"].as_str().unwrap().contains("no counterexample on line 1"), "{r}");
+
     // Progress was reported (created, begun, ended) and the editor was asked to refresh.
     c.drain();
     let methods: Vec<String> = c.history.iter().filter_map(|m| m.method().map(str::to_string)).collect();
     for m in ["window/workDoneProgress/create", "$/progress", "workspace/inlayHint/refresh", "workspace/codeLens/refresh"] {
         assert!(methods.iter().any(|x| x == m), "no {m} in {methods:?}");
     }
+    // Each job was announced (`cpals/jobStarted`, for status bars) before its `cpals/jobDone`.
+    let started = methods.iter().position(|m| m == "cpals/jobStarted").expect("cpals/jobStarted");
+    assert!(started < methods.iter().position(|m| m == "cpals/jobDone").unwrap(), "{methods:?}");
+    let start = c.history.iter().find(|m| m.method() == Some("cpals/jobStarted")).unwrap();
+    assert_eq!(start.msg["params"], json!({"uri": uri, "version": 1, "verify": true}));
     c.shutdown().await;
 }
 

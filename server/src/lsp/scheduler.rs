@@ -10,6 +10,8 @@
 //! - A job's results are installed only if the document is still at the version the job read;
 //!   diagnostics are published with that version, only when they changed.
 //! - After a job, inlay hints and code lenses are refreshed (when the client supports it).
+//! - Clients that ask for it (`initializationOptions.notifyJobs`) get `cpals/jobStarted` when a
+//!   job starts and `cpals/jobDone` after the diagnostics it produced (editor status bars).
 
 use std::collections::{HashMap, HashSet};
 use std::panic::AssertUnwindSafe;
@@ -18,6 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use analysis_engine::Cancel;
+use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use tokio::time::Instant;
 use tower_lsp::lsp_types::notification::Notification;
@@ -48,6 +51,29 @@ enum Event {
     Request(Request),
     Job { uri: Url, generation: u64, msg: JobMsg },
     Done { uri: Url, generation: u64, summary: JobSummary },
+}
+
+/// `cpals/jobStarted`: a job began for a file (sent when the client asked for it with
+/// `initializationOptions.notifyJobs`); `verify` is false for a job that only re-parses.
+pub enum JobStarted {}
+
+impl Notification for JobStarted {
+    type Params = JobStart;
+    const METHOD: &'static str = "cpals/jobStarted";
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct JobStart {
+    pub uri: String,
+    pub version: i32,
+    pub verify: bool,
+}
+
+/// A job notification waiting to be sent (after the diagnostics of the same loop turn).
+enum Notice {
+    Started(JobStart),
+    Done(JobSummary),
 }
 
 /// `cpals/jobDone`: what a job did (sent when the client asked for it with
@@ -128,8 +154,9 @@ struct Loop {
     running: usize,
     dirty: HashSet<Url>,
     published: HashMap<Url, (i32, Vec<Diagnostic>)>,
-    /// `cpals/jobDone` notifications, sent after the diagnostics they describe.
-    outbox: Vec<JobSummary>,
+    /// `cpals/jobStarted` and `cpals/jobDone` notifications, sent after the diagnostics they
+    /// describe.
+    outbox: Vec<Notice>,
     /// Files whose internal error was already shown to the user.
     reported: HashSet<Url>,
     refresh_hints: Arc<AtomicBool>,
@@ -366,7 +393,7 @@ impl Loop {
         }
         self.dirty.insert(uri.clone());
         if self.session.notify_jobs() {
-            self.outbox.push(summary);
+            self.outbox.push(Notice::Done(summary));
         }
         self.refresh();
     }
@@ -417,6 +444,9 @@ impl Loop {
             };
             let verifying = e.state.running;
             drop(e);
+            if self.session.notify_jobs() {
+                self.outbox.push(Notice::Started(JobStart { uri: uri.to_string(), version: input.version, verify: verifying }));
+            }
             let token = NumberOrString::String(format!("cpals/job/{generation}"));
             let progress = (verifying && self.session.caps().work_done_progress).then(|| {
                 let name = uri.path_segments().and_then(|mut s| s.next_back()).unwrap_or("").to_string();
@@ -474,8 +504,11 @@ impl Loop {
             self.published.insert(uri.clone(), (version, diags.clone()));
             self.client.publish_diagnostics(uri, diags, Some(version)).await;
         }
-        for summary in std::mem::take(&mut self.outbox) {
-            self.client.send_notification::<JobDone>(summary).await;
+        for notice in std::mem::take(&mut self.outbox) {
+            match notice {
+                Notice::Started(start) => self.client.send_notification::<JobStarted>(start).await,
+                Notice::Done(summary) => self.client.send_notification::<JobDone>(summary).await,
+            }
         }
     }
 

@@ -14,7 +14,9 @@ pub const VERIFY_FUNCTION: &str = "cpals.verifyFunction";
 pub const SHOW_TRACE: &str = "cpals.showTrace";
 pub const NEXT_STEP: &str = "cpals.nextStep";
 pub const CANCEL: &str = "cpals.cancel";
-pub const COMMANDS: [&str; 5] = [VERIFY_FILE, VERIFY_FUNCTION, SHOW_TRACE, NEXT_STEP, CANCEL];
+/// The whole counterexample of a line as data (editor plugins list its steps themselves).
+pub const TRACE: &str = "cpals.trace";
+pub const COMMANDS: [&str; 6] = [VERIFY_FILE, VERIFY_FUNCTION, SHOW_TRACE, NEXT_STEP, CANCEL, TRACE];
 
 /// The status of each function, as the lens shows it.
 pub fn status(state: &FileState, doc: &Document, function: &str) -> String {

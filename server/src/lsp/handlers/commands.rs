@@ -1,14 +1,16 @@
 //! `workspace/executeCommand`: verify a file or a function again (even when cached), cancel a
 //! file's job, and step through a counterexample (`cpals.showTrace URI LINE [STEP]` shows one
 //! step, `cpals.nextStep` the next one; the editor is moved there with `window/showDocument`,
-//! sent from a task of its own so that the handler never waits for the client).
+//! sent from a task of its own so that the handler never waits for the client), and return a
+//! whole counterexample as data (`cpals.trace URI LINE`, for editor plugins that list the steps
+//! themselves: the VS Code trace view, Neovim's quickfix list).
 
 use analysis_engine::report::Verdict;
 use serde_json::{json, Value};
 use tower_lsp::jsonrpc::{Error, Result};
 use tower_lsp::lsp_types::{ExecuteCommandParams, Range, ShowDocumentParams, Url};
 
-use super::code_lens::{CANCEL, NEXT_STEP, SHOW_TRACE, VERIFY_FILE, VERIFY_FUNCTION};
+use super::code_lens::{CANCEL, NEXT_STEP, SHOW_TRACE, TRACE, VERIFY_FILE, VERIFY_FUNCTION};
 use super::diagnostics::step_message;
 use crate::lsp::job::Force;
 use crate::lsp::scheduler::Request;
@@ -34,6 +36,44 @@ fn open(session: &Session, uri: &Url) -> Result<()> {
     } else {
         Err(Error::invalid_params(format!("{uri} is not open")))
     }
+}
+
+/// The counterexample reported on `line` (0-based) of `uri`: the violation, then every step
+/// with its location, the statement, its values, the input it chose or the branch it took.
+fn whole_trace(session: &Session, uri: &Url, line: u32) -> Result<Value> {
+    let e = session.docs.get(uri).ok_or_else(|| Error::invalid_params(format!("{uri} is not open")))?;
+    let merged = merge(&e.state, e.doc.version);
+    let p = merged
+        .properties
+        .iter()
+        .find(|p| p.verdict == Verdict::False && p.view.range.start.line == line && !p.view.trace.is_empty())
+        .ok_or_else(|| Error::invalid_params(format!("no counterexample on line {}", line + 1)))?;
+    let steps: Vec<Value> = p
+        .view
+        .trace
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            json!({
+                "message": step_message(i, s),
+                "uri": s.uri,
+                "range": s.range,
+                "function": s.function,
+                "text": s.text.trim(),
+                "values": s.values.iter().map(|(k, v)| json!([k, v])).collect::<Vec<_>>(),
+                "input": s.input.as_ref().map(|(from, v)| json!([from, v])),
+                "branch": s.branch,
+            })
+        })
+        .collect();
+    Ok(json!({
+        "uri": uri,
+        "range": p.view.range,
+        "function": p.view.function,
+        "message": p.view.message,
+        "stale": p.stale,
+        "steps": steps,
+    }))
 }
 
 /// The step `step` of the counterexample reported on `line` (0-based) of `uri`.
@@ -96,6 +136,11 @@ pub fn execute(session: &Session, p: ExecuteCommandParams) -> Result<(Option<Val
             let shown = value["step"].as_u64().unwrap_or(0) as usize;
             session.trace_cursor.lock().unwrap_or_else(|e| e.into_inner()).step = shown;
             Ok((Some(value), session_show(session, show)))
+        }
+        TRACE => {
+            let uri = uri_arg(args, 0)?;
+            let line = args.get(1).and_then(|v| v.as_u64()).ok_or_else(|| Error::invalid_params("argument 2 must be a 0-based line"))? as u32;
+            Ok((Some(whole_trace(session, &uri, line)?), Vec::new()))
         }
         other => Err(Error::invalid_params(format!("unknown command `{other}`"))),
     }

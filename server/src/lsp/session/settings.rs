@@ -56,7 +56,8 @@ impl Settings {
         let mut s = self.clone();
         let mut errors = Vec::new();
         let Some(obj) = v.as_object() else {
-            if !v.is_null() {
+            // Lua clients encode an empty table as `[]`.
+            if !v.is_null() && v.as_array().is_none_or(|a| !a.is_empty()) {
                 errors.push(format!("cpals settings must be an object, got {v}"));
             }
             return (s, errors);
@@ -128,5 +129,8 @@ mod tests {
         let (t, errs) = s.updated(&json!({"trigger": "sometimes", "workers": 0, "colour": 1, "analysis": null}));
         assert_eq!(errs.len(), 3, "{errs:?}");
         assert_eq!(t, s, "invalid values keep the previous ones");
+        // An empty Lua table arrives as `[]`: no settings, no error; other arrays are errors.
+        assert_eq!(s.updated(&json!([])), (s.clone(), vec![]));
+        assert_eq!(s.updated(&json!([1])).1.len(), 1);
     }
 }
