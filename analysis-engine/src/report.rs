@@ -93,6 +93,10 @@ pub struct Stats {
     /// Predicates of the predicate analysis, as C conditions over mathematical integers.
     pub predicates: Vec<String>,
     pub abstractions: u64,
+    /// Optimisation (LP/OPT-SMT) queries of the template analysis.
+    pub lp_queries: u64,
+    /// Local value determinations of the template analysis.
+    pub value_determinations: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

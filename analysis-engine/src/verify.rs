@@ -39,6 +39,9 @@ pub enum Analysis {
     /// Explicit values and predicates, both refined, with dynamic precision adjustment
     /// (seed 001 §4.4.5, seed 000 §III-F d). The default.
     Combined,
+    /// Local policy iteration over template domains alone (seed 004): invariants and proofs,
+    /// never violations (`cpa::template`).
+    Templates(crate::cpa::template::TemplateMode),
 }
 
 impl Analysis {
@@ -47,6 +50,7 @@ impl Analysis {
             Analysis::Value => "value",
             Analysis::Predicate => "predicate",
             Analysis::Combined => "combined",
+            Analysis::Templates(m) => m.name(),
         }
     }
 
@@ -55,7 +59,7 @@ impl Analysis {
             "value" | "explicit" => Some(Analysis::Value),
             "predicate" | "predicates" => Some(Analysis::Predicate),
             "combined" | "default" => Some(Analysis::Combined),
-            _ => None,
+            _ => crate::cpa::template::TemplateMode::parse(s).map(Analysis::Templates),
         }
     }
 
@@ -168,6 +172,9 @@ enum Decision {
 
 /// Runs the configured analysis and reports on every property.
 pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Report {
+    if let Analysis::Templates(mode) = config.analysis {
+        return crate::cpa::template::verify_templates(program, config, mode, cancel);
+    }
     let started = Instant::now();
     let cancel = cancel.child(config.timeout);
     let restricted;

@@ -6,6 +6,7 @@ pub mod combined;
 pub mod composite;
 pub mod location;
 pub mod predicate;
+pub mod template;
 pub mod value;
 
 use crate::cfa::{Call, EdgeKind, Program};

@@ -7,6 +7,7 @@ pub mod dag;
 pub mod encode;
 pub mod interpolate;
 pub mod linear;
+pub mod optimize;
 pub mod path;
 pub mod predabs;
 
