@@ -117,6 +117,10 @@ pub struct VerifyConfig {
     pub concrete_time: Duration,
     /// Steps one concrete run may take.
     pub concrete_steps: u64,
+    /// `combined` first runs the template analysis (local policy iteration, `cpa::template`)
+    /// with this share of the time left (at most 10 s without a time limit): its invariants
+    /// are reported and a property it proves is proved (0 disables).
+    pub templates: f64,
 }
 
 impl VerifyConfig {
@@ -145,6 +149,7 @@ impl VerifyConfig {
             concrete_share: 0.3,
             concrete_time: Duration::from_secs(3),
             concrete_steps: 2_000_000_000,
+            templates: 0.25,
         }
     }
 }
@@ -190,7 +195,25 @@ pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Repo
     };
     let props = properties(program);
     let mut stats = Stats::default();
+    // The template analysis alongside the CEGAR analyses (issue 5): invariants for every loop,
+    // and proofs where they suffice. It never reports a violation.
+    let templates = (config.analysis == Analysis::Combined && config.templates > 0.0).then(|| {
+        let budget = cancel.remaining_ms().map_or(Duration::from_secs(10), |ms| Duration::from_millis((ms as f64 * config.templates) as u64));
+        let tcancel = cancel.child(Some(Instant::now() + budget));
+        crate::cpa::template::template_invariants(program, &crate::cpa::template::TemplateConfig::ladder(), &tcancel)
+    });
+    let all_by_templates = templates.as_ref().is_some_and(|t| !props.is_empty() && props.iter().all(|p| t.proved.contains(&p.key)));
     let run = crate::smt::interruptible(&cancel, || {
+        if all_by_templates {
+            // Every property is proved already: no CEGAR run (and no unreachable-code report).
+            return RunResult {
+                decisions: BTreeMap::new(),
+                open_reason: None,
+                unreachable: Vec::new(),
+                invariants: Vec::new(),
+                precision: Arc::new(PrecisionHint::default()),
+            };
+        }
         let mut found = BTreeMap::new();
         if config.concrete_runs > 0 && !props.is_empty() {
             concrete_phase(program, config, &cancel, &props, &mut found);
@@ -219,13 +242,25 @@ pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Repo
         }
         run_cegar(program, &config, &cancel, &mut stats, found)
     });
+    let mut run = run;
+    if let Some(t) = &templates {
+        stats.lp_queries += t.stats.lp_queries;
+        stats.value_determinations += t.stats.value_determinations;
+        stats.smt_queries += t.stats.lp_queries + t.stats.sat_queries + t.stats.check_queries;
+        let mut inv = crate::cpa::template::invariant_reports(program, &t.invariants);
+        inv.append(&mut run.invariants);
+        run.invariants = inv;
+    }
     stats.time_ms = started.elapsed().as_millis() as u64;
     let analysis = config.analysis.name().to_string();
     let properties: Vec<PropertyReport> = props
         .iter()
         .map(|prop| {
+            let by_templates = templates.as_ref().is_some_and(|t| t.proved.contains(&prop.key));
             let (verdict, reason, trace) = match run.decisions.get(&prop.key) {
                 Some(Decision::Violated(t)) => (Verdict::False, None, t.clone()),
+                // Proved by the template invariants (checked inductive bit-precisely).
+                _ if by_templates => (Verdict::True, None, Vec::new()),
                 Some(Decision::Unknown(r)) => (Verdict::Unknown, Some(r.clone()), Vec::new()),
                 None => match &run.open_reason {
                     None => (Verdict::True, None, Vec::new()),
@@ -237,9 +272,14 @@ pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Repo
                 function: program.func(prop.function).name.clone(),
                 range: prop.range.clone(),
                 condition: prop_condition(program, prop),
+                // Credited to the template analysis where the CEGAR run alone did not prove it.
+                analysis: if by_templates && (all_by_templates || run.open_reason.is_some() || run.decisions.contains_key(&prop.key)) {
+                    "templates".to_string()
+                } else {
+                    analysis.clone()
+                },
                 verdict,
                 reason,
-                analysis: analysis.clone(),
                 trace,
             }
         })
@@ -251,6 +291,9 @@ pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Repo
     ];
     if !program.escaped.is_empty() {
         semantics.push("memory reached through pointers over-approximated".into());
+    }
+    if templates.is_some() {
+        semantics.push("template invariants (local policy iteration) are linear constraints over mathematical integers, checked inductive bit-precisely".into());
     }
     Report {
         file: program.file.to_string(),

@@ -150,7 +150,52 @@ fn run_child(mut cmd: Command, cpu_limit: f64, wall_limit: Duration) -> (String,
     (out, cpu, start.elapsed().as_secs_f64(), usage.ru_maxrss as u64, killed.load(Ordering::SeqCst))
 }
 
+/// A peer analyser run in the same benchmark: Frama-C's Eva (`frama-c-eva-N`, N the
+/// `-eva-precision`, Debian package `frama-c-base`), classified as
+/// `../shared/tools/peer-framac-eva` does: `true` when Eva never enters `reach_error` /
+/// `__VERIFIER_error` and raises no alarm, else `unknown` (Eva cannot confirm a violation).
+fn run_eva(t: &Task, precision: u32, timeout: f64) -> Outcome {
+    let dir = t.file.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+    let name = t.file.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    let machdep = if t.data_model == "ILP32" { "gcc_x86_32" } else { "gcc_x86_64" };
+    let mut cmd = Command::new("sh");
+    // `exec`: the shell becomes frama-c, so wait4 measures frama-c itself.
+    cmd.arg("-c")
+        .arg(format!("exec frama-c -eva -eva-precision {} -eva-show-progress -machdep {} \"$0\" 2>&1", precision, machdep))
+        .arg(&name)
+        .current_dir(dir);
+    let (out, cpu, wall, rss, killed) = run_child(cmd, Duration::from_secs_f64(timeout));
+    let has = |re: &dyn Fn(&str) -> bool| out.lines().any(re);
+    let (verdict, note) = if killed {
+        ("unknown", "killed (time limit)".to_string())
+    } else if out.is_empty() {
+        ("error", "frama-c did not run (is frama-c-base installed?)".to_string())
+    } else if has(&|l| {
+        let l = l.to_ascii_lowercase();
+        l.contains("computing for function reach_error") || l.contains("computing for function __verifier_error")
+    }) || out.lines().any(|l| l.split_whitespace().next().is_some_and(|w| w.ends_with("ERROR:")))
+    {
+        ("unknown", "the error function may be reached".to_string())
+    } else if has(&|l| l.contains("aborted")) || has(&|l| l.contains("by the Eva analyzer:") && !l.contains(" 0 error")) {
+        ("error", "Eva aborted".to_string())
+    } else if has(&|l| {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        w.len() >= 3 && w[0].parse::<u64>().is_ok_and(|n| n > 0) && w[1].starts_with("alarm") && w[2] == "generated"
+    }) {
+        ("unknown", "alarms (undefined-behaviour paths cut)".to_string())
+    } else if out.contains("ANALYSIS SUMMARY") {
+        ("true", String::new())
+    } else {
+        ("error", "no Eva summary".to_string())
+    };
+    Outcome { verdict: verdict.to_string(), cpu, wall, max_rss_kb: rss, note }
+}
+
 fn run_task(exe: &Path, t: &Task, analysis: &str, timeout: f64, extra: &[String]) -> Outcome {
+    if let Some(prec) = analysis.strip_prefix("frama-c-eva") {
+        let precision = prec.trim_start_matches('-').parse().unwrap_or(11);
+        return run_eva(t, precision, timeout);
+    }
     let mut cmd = Command::new(exe);
     cmd.arg("check")
         .arg("--json")

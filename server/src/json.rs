@@ -101,6 +101,8 @@ pub fn report(r: &Report) -> Value {
             "tracked_variables": r.stats.tracked_variables,
             "predicates": r.stats.predicates,
             "abstractions": r.stats.abstractions,
+            "lp_queries": r.stats.lp_queries,
+            "value_determinations": r.stats.value_determinations,
         },
     })
 }

@@ -63,6 +63,8 @@ pub struct Fixture {
     pub trace: BTreeMap<String, Vec<(String, String)>>,
     /// `PREDICATES[analysis]: p1; p2 …`: predicates the analysis must derive.
     pub predicates: BTreeMap<String, Vec<String>>,
+    /// `INVARIANT[analysis]: line: C expression`: the invariant reported at a loop head.
+    pub invariants: BTreeMap<String, Vec<(u32, String)>>,
 }
 
 fn tagged(s: &str, key: &str) -> Option<(Option<String>, String)> {
@@ -94,6 +96,7 @@ pub fn parse_fixture(path: &Path) -> Fixture {
         unreachable: None,
         trace: BTreeMap::new(),
         predicates: BTreeMap::new(),
+        invariants: BTreeMap::new(),
     };
     for (i, line) in text.lines().enumerate() {
         let lineno = i as u32 + 1;
@@ -111,6 +114,13 @@ pub fn parse_fixture(path: &Path) -> Fixture {
         }
         if let Some((Some(a), body)) = tagged(line, "PREDICATES") {
             f.predicates.insert(a, body.split(';').map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect());
+        }
+        if let Some((Some(a), body)) = tagged(line, "INVARIANT") {
+            if let Some((l, text)) = body.split_once(':') {
+                if let Ok(l) = l.trim().parse() {
+                    f.invariants.entry(a).or_default().push((l, text.trim().to_string()));
+                }
+            }
         }
         if let Some((_, body)) = tagged(line, "UNREACHABLE") {
             f.unreachable = Some(body.split_whitespace().filter_map(|n| n.parse().ok()).collect());

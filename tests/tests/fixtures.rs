@@ -60,6 +60,8 @@ fn check_fixture(f: &Fixture, analysis: &str, failures: &mut Vec<String>) {
             let got = match k.as_str() {
                 "refinements" => report.stats.refinements.to_string(),
                 "tracked" => report.stats.tracked_variables.join(","),
+                "lp_queries" => report.stats.lp_queries.to_string(),
+                "value_determinations" => report.stats.value_determinations.to_string(),
                 other => format!("<unknown statistic {other}>"),
             };
             if &got != v {
@@ -84,6 +86,18 @@ fn check_fixture(f: &Fixture, analysis: &str, failures: &mut Vec<String>) {
             if !shown {
                 failures.push(format!("{name}: [{analysis}] no trace step shows {var} = {val}"));
             }
+        }
+    }
+    if let Some(want) = f.invariants.get(analysis) {
+        for (line, text) in want {
+            let got: Vec<&str> = report.invariants.iter().filter(|i| i.range.line == *line).map(|i| i.expr.as_str()).collect();
+            if got != [text.as_str()] {
+                failures.push(format!("{name}:{line}: [{analysis}] expected the invariant `{text}`, got {:?}", got));
+            }
+        }
+        // Every invariant shown is checked inductive (the report says so).
+        if let Some(i) = report.invariants.iter().find(|i| !i.inductive) {
+            failures.push(format!("{name}:{}: [{analysis}] invariant `{}` not checked inductive", i.range.line, i.expr));
         }
     }
     if let Some(lines) = &f.unreachable {

@@ -146,8 +146,8 @@ fn merge(enc: &mut Encoder, ins: Vec<(Bool, HashMap<VarId, u32>)>) -> (Bool, Has
                 let ver = enc.cur[&v];
                 for ((r, _), &old) in ins.iter().zip(&versions) {
                     let eq = match (&fresh, enc.term(v, old)) {
-                        (VTerm::Scalar(a), VTerm::Scalar(b)) => a._eq(&b),
-                        (VTerm::Arr(a), VTerm::Arr(b)) => a._eq(&b),
+                        (VTerm::Scalar(a), VTerm::Scalar(b)) => a.eq(&b),
+                        (VTerm::Arr(a), VTerm::Arr(b)) => z3::ast::Array::eq(a, &b),
                         _ => Bool::from_bool(true),
                     };
                     enc.constraints.push(r.implies(&eq));
@@ -292,10 +292,10 @@ impl<'p> EncBlock<'p> {
             Conj::Parity(v, r) => {
                 let t = self.var(i, *v)?;
                 if self.int {
-                    t.as_int()?.modulo(&Int::from_i64(2))._eq(&Int::from_i64(*r as i64))
+                    t.as_int()?.modulo(&Int::from_i64(2)).eq(&Int::from_i64(*r as i64))
                 } else {
                     let b = t.as_bv()?;
-                    b.extract(0, 0)._eq(&BV::from_u64(*r as u64, 1))
+                    b.extract(0, 0).eq(&BV::from_u64(*r as u64, 1))
                 }
             }
         })
@@ -476,7 +476,7 @@ impl<'p> LpiSmt<'p> {
             let mut holds = None;
             for r in [0i64, 1] {
                 s.push();
-                s.assert(&t.modulo(&two)._eq(&Int::from_i64(1 - r)));
+                s.assert(&t.modulo(&two).eq(&Int::from_i64(1 - r)));
                 let res = self.sat(&s);
                 s.pop(1);
                 if res == Sat::Unsat {
@@ -564,7 +564,7 @@ impl<'p> LpiSmt<'p> {
         let d: Vec<Int> = (0..vd.n_vars).map(|i| Int::new_const(format!("lpi_vd_d{}", i))).collect();
         let mut cons: Vec<Bool> = Vec::new();
         for &(i, v) in &vd.fixed {
-            cons.push(d[i]._eq(&Int::from_i128(v)));
+            cons.push(d[i].eq(&Int::from_i128(v)));
         }
         for inst in &vd.instances {
             // A namespace: fresh versions of every variable the policy reads or writes.
@@ -597,7 +597,7 @@ impl<'p> LpiSmt<'p> {
                 Some(if parts.is_empty() { Int::from_i64(0) } else { Int::add(&parts) })
             };
             let Some(out) = form_at(&mut enc, &end, inst.out) else { continue };
-            cons.push(d[inst.out_var]._eq(&out));
+            cons.push(d[inst.out_var].eq(&out));
             for (f, bound) in &inst.inputs {
                 let Some(t) = form_at(&mut enc, &start, f) else { continue };
                 cons.push(match bound {
@@ -609,7 +609,7 @@ impl<'p> LpiSmt<'p> {
                 enc.cur = start.clone();
                 if let VTerm::Scalar(t) = enc.cur_term(v) {
                     if let Some(t) = t.as_int() {
-                        cons.push(t.modulo(&Int::from_i64(2))._eq(&Int::from_i64(r as i64)));
+                        cons.push(t.modulo(&Int::from_i64(2)).eq(&Int::from_i64(r as i64)));
                     }
                 }
             }
@@ -763,8 +763,8 @@ mod tests {
         let (x, xp) = (Int::new_const("e2_x"), Int::new_const("e2_xp"));
         let m1 = Bool::new_const("e2_m1");
         let phi = Bool::or(&[
-            &Bool::and(&[&x.le(&Int::from_i64(10)), &xp._eq(&Int::add(&[x.clone(), Int::from_i64(1)])), &m1]),
-            &Bool::and(&[&x.gt(&Int::from_i64(10)), &xp._eq(&Int::from_i64(0)), &m1.not()]),
+            &Bool::and(&[&x.le(&Int::from_i64(10)), &xp.eq(&Int::add(&[x.clone(), Int::from_i64(1)])), &m1]),
+            &Bool::and(&[&x.gt(&Int::from_i64(10)), &xp.eq(&Int::from_i64(0)), &m1.not()]),
         ]);
         let mut memo = HashMap::new();
         let cons = [x.le(&Int::from_i64(100)), nonstrict_bool(&phi, &mut memo)];
@@ -787,5 +787,45 @@ mod tests {
         assert_eq!(smt.stats.lp_queries, 1);
         // With the strictly-better lemma above the optimum: no improvement.
         assert_eq!(smt.maximize(&opt, &s, &xp, Some(11), &mut |_| None), MaxOutcome::NotBetter);
+    }
+
+    #[test]
+    fn a_timeout_in_optimize_gives_no_bound() {
+        // Pigeonhole(11) as a side condition: Optimize cannot decide it within 200 ms (seed
+        // 004 notes C.2), so the query must come back as "gave up", which drops the template.
+        let n = 11;
+        let hole = |i: usize, j: usize| Bool::new_const(format!("ph_{}_{}", i, j));
+        let mut cons = Vec::new();
+        for i in 0..=n {
+            let row: Vec<Bool> = (0..n).map(|j| hole(i, j)).collect();
+            cons.push(Bool::or(&row.iter().collect::<Vec<_>>()));
+        }
+        for j in 0..n {
+            for a in 0..=n {
+                for b in a + 1..=n {
+                    cons.push(Bool::and(&[&hole(a, j), &hole(b, j)]).not());
+                }
+            }
+        }
+        let t = Int::new_const("ph_t");
+        cons.push(t.le(&Int::from_i64(5)));
+        let src = crate::frontend::SourceInput { path: "e.c".into(), text: "int main(void){return 0;}".into() };
+        let p = crate::load(&src, crate::cfa::DataModel::Lp64).expect("loads");
+        let mut smt = LpiSmt::new(&p, std::sync::Arc::new(Vec::new()), Cancel::new(), 200);
+        let opt = Optimize::new();
+        let s = z3::Solver::new();
+        for c in &cons {
+            opt.assert(c);
+            s.assert(c);
+        }
+        let started = std::time::Instant::now();
+        let o = smt.maximize(&opt, &s, &t, None, &mut |_| None);
+        assert!(matches!(o, MaxOutcome::GaveUp(_)), "{:?}", o);
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        assert_eq!(smt.stats.gave_up, 1);
+        // An interrupted run (the deadline passed) gives no bound either.
+        let mut late = LpiSmt::new(&p, std::sync::Arc::new(Vec::new()), Cancel::with_deadline(std::time::Instant::now()), 10_000);
+        let o = late.maximize(&opt, &s, &t, None, &mut |_| None);
+        assert!(matches!(o, MaxOutcome::GaveUp(_)), "{:?}", o);
     }
 }

@@ -167,7 +167,7 @@ pub fn build(ctx: &WalkCtx, start: &PointKey) -> BlockGraph {
     let mut summarized = Vec::new();
     let mut unsupported = Vec::new();
     let mut truncated = false;
-    let mut intern = |pos: Pos, exit: bool, ids: &mut HashMap<Pos, u32>, pos_of: &mut Vec<Pos>, out_edges: &mut Vec<Vec<(BOp, u32)>>, is_exit: &mut Vec<bool>| -> (u32, bool) {
+    let intern = |pos: Pos, exit: bool, ids: &mut HashMap<Pos, u32>, pos_of: &mut Vec<Pos>, out_edges: &mut Vec<Vec<(BOp, u32)>>, is_exit: &mut Vec<bool>| -> (u32, bool) {
         if let Some(&i) = ids.get(&pos) {
             return (i, false);
         }

@@ -553,6 +553,20 @@ fn render(p: &Program, cons: &[(LinearForm, i128)], parity: &[(VarId, u8)]) -> S
     parts.join(" && ")
 }
 
+/// The invariants as the report shows them (`source` "lpi"; each was checked inductive).
+pub fn invariant_reports(program: &Program, invariants: &[LoopInvariant]) -> Vec<InvariantReport> {
+    invariants
+        .iter()
+        .map(|i| InvariantReport {
+            function: program.func(i.func).name.clone(),
+            range: i.range.clone(),
+            expr: i.text.clone(),
+            source: "lpi".into(),
+            inductive: true,
+        })
+        .collect()
+}
+
 /// `cpals check --analysis templates…`: the template analysis alone, as a report.
 pub fn verify_templates(program: &Program, config: &crate::VerifyConfig, mode: TemplateMode, cancel: &Cancel) -> Report {
     let started = Instant::now();
@@ -596,17 +610,7 @@ pub fn verify_templates(program: &Program, config: &crate::VerifyConfig, mode: T
             }
         })
         .collect();
-    let invariants = res
-        .invariants
-        .iter()
-        .map(|i| InvariantReport {
-            function: program.func(i.func).name.clone(),
-            range: i.range.clone(),
-            expr: i.text.clone(),
-            source: "lpi".into(),
-            inductive: true,
-        })
-        .collect();
+    let invariants = invariant_reports(program, &res.invariants);
     let stats = Stats {
         time_ms: started.elapsed().as_millis() as u64,
         smt_queries: res.stats.lp_queries + res.stats.sat_queries + res.stats.check_queries,

@@ -239,7 +239,7 @@ pub fn templatable(p: &Program, v: VarId) -> bool {
 
 /// The templates of one abstraction point: the configured families over `vars` (live at the
 /// point, the ones the loop writes first), plus the source forms over live variables.
-pub fn synthesize(p: &Program, fam: &Families, vars: &[VarId], written: &BTreeSet<VarId>, source: &BTreeSet<LinearForm>) -> Vec<LinearForm> {
+pub fn synthesize(_p: &Program, fam: &Families, vars: &[VarId], written: &BTreeSet<VarId>, source: &BTreeSet<LinearForm>) -> Vec<LinearForm> {
     let mut out: Vec<LinearForm> = Vec::new();
     let mut seen: BTreeSet<LinearForm> = BTreeSet::new();
     let mut push = |f: LinearForm, out: &mut Vec<LinearForm>| {
