@@ -199,7 +199,7 @@ pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Repo
     // and proofs where they suffice. It never reports a violation.
     let templates = (config.analysis == Analysis::Combined && config.templates > 0.0).then(|| {
         let budget = cancel.remaining_ms().map_or(Duration::from_secs(10), |ms| Duration::from_millis((ms as f64 * config.templates) as u64));
-        let tcancel = cancel.child(Some(Instant::now() + budget));
+        let tcancel = cancel.child(Some(budget));
         crate::cpa::template::template_invariants(program, &crate::cpa::template::TemplateConfig::ladder(), &tcancel)
     });
     let all_by_templates = templates.as_ref().is_some_and(|t| !props.is_empty() && props.iter().all(|p| t.proved.contains(&p.key)));

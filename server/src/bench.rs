@@ -164,7 +164,7 @@ fn run_eva(t: &Task, precision: u32, timeout: f64) -> Outcome {
         .arg(format!("exec frama-c -eva -eva-precision {} -eva-show-progress -machdep {} \"$0\" 2>&1", precision, machdep))
         .arg(&name)
         .current_dir(dir);
-    let (out, cpu, wall, rss, killed) = run_child(cmd, Duration::from_secs_f64(timeout));
+    let (out, cpu, wall, rss, killed) = run_child(cmd, timeout, Duration::from_secs_f64(4.0 * timeout + 10.0));
     let has = |re: &dyn Fn(&str) -> bool| out.lines().any(re);
     let (verdict, note) = if killed {
         ("unknown", "killed (time limit)".to_string())

@@ -229,7 +229,7 @@ fn run_ladder(p: &Program, cfg: &TemplateConfig, cancel: &Cancel) -> TemplateRes
         }
         let left: u32 = cfg.steps[i..].iter().map(weight).sum();
         let budget = cancel.remaining_ms().map(|ms| Duration::from_millis(ms * weight(step) as u64 / left.max(1) as u64));
-        let step_cancel = cancel.child(budget.map(|b| Instant::now() + b));
+        let step_cancel = cancel.child(budget);
         let t0 = Instant::now();
         let out = run_step(p, &facts, cfg, *step, &step_cancel, cancel, &props);
         res.stats.lp_queries += out.stats.lp_queries;
@@ -574,7 +574,7 @@ pub fn invariant_reports(program: &Program, invariants: &[LoopInvariant]) -> Vec
 /// `cpals check --analysis templates…`: the template analysis alone, as a report.
 pub fn verify_templates(program: &Program, config: &crate::VerifyConfig, mode: TemplateMode, cancel: &Cancel) -> Report {
     let started = Instant::now();
-    let cancel = cancel.child(config.timeout.map(|t| started + t));
+    let cancel = cancel.child(config.timeout);
     let restricted;
     let program = match config.entry.as_deref() {
         Some(name) => match program.by_name.get(name).and_then(|&f| program.for_root(f)) {
