@@ -33,9 +33,11 @@ pub fn inductive_subset(p: &Program, mut cands: Annotations, cancel: &Cancel) ->
         mods_cache.insert(f, modified_by(p, f));
     }
     let mods = |f: FuncId| mods_cache.get(&f).cloned().unwrap_or_default();
-    // One encoder and block per cut point.
+    // One encoder and block per cut point, in the functions that have candidates (a block
+    // only checks candidates of its own function; the others would hold `true` throughout).
+    let with_candidates: BTreeSet<FuncId> = cands.iter().filter(|(_, c)| !c.is_empty()).map(|((f, _), _)| *f).collect();
     let mut blocks: Vec<(Encoder, Block)> = Vec::new();
-    for &f in &funcs {
+    for &f in funcs.iter().filter(|f| with_candidates.contains(f)) {
         let cfa = p.cfa(f);
         let cuts: Vec<NodeId> = std::iter::once(cfa.entry).chain(cfa.loop_heads()).collect();
         for &c in &cuts {
