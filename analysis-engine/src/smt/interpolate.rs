@@ -15,7 +15,7 @@
 //! each `I_k` over the symbols shared by prefix and suffix) before its atoms are used; a
 //! strategy whose result fails the check is skipped for the next one.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use z3::ast::{Ast, Bool, Dynamic, Int, Real};
 use z3::{AstKind, DeclKind, FuncDecl, Fixedpoint, Goal, Params, SatResult, Sort, Tactic};
@@ -184,6 +184,28 @@ impl<'p> EncodedPath<'p> {
 
 /// Computes sequence interpolants for blocks `A_1..A_n`, trying the strategies in order.
 pub fn sequence_interpolants(p: &Program, blocks: &[Block], order: &[Strategy], cancel: &Cancel) -> Result<Interpolants, String> {
+    let (strategy, itps, names) = sequence_interpolant_formulas(p, blocks, order, cancel)?;
+    let cuts: Vec<Vec<LinPred>> = itps
+        .iter()
+        .map(|i| {
+            let mut out = Vec::new();
+            atoms(&Dynamic::from_ast(i), &names, &|_| None, &mut out);
+            out.sort();
+            out.dedup();
+            out
+        })
+        .collect();
+    Ok(Interpolants { strategy, cuts })
+}
+
+/// Sequence interpolants as formulas over the SSA symbols of the blocks' encoding (named
+/// `v<id>_<version>`, as the encoder names them), with the map from names to variables.
+pub(crate) fn sequence_interpolant_formulas(
+    p: &Program,
+    blocks: &[Block],
+    order: &[Strategy],
+    cancel: &Cancel,
+) -> Result<(Strategy, Vec<Bool>, HashMap<String, (crate::ir::VarId, u32)>), String> {
     if blocks.len() < 2 {
         return Err("the path has no cut to interpolate at".into());
     }
@@ -219,19 +241,7 @@ pub fn sequence_interpolants(p: &Program, blocks: &[Block], order: &[Strategy], 
                 t0.elapsed()
             );
             match result {
-                Ok(itps) if path.valid(&itps, cancel) => {
-                    let cuts: Vec<Vec<LinPred>> = itps
-                        .iter()
-                        .map(|i| {
-                            let mut out = Vec::new();
-                            atoms(&Dynamic::from_ast(i), &path.enc.names, &|_| None, &mut out);
-                            out.sort();
-                            out.dedup();
-                            out
-                        })
-                        .collect();
-                    return Ok(Interpolants { strategy: s, cuts });
-                }
+                Ok(itps) if path.valid(&itps, cancel) => return Ok((s, itps, path.enc.names.clone())),
                 Ok(_) => why.push(format!("{}: interpolants failed the check", s.name())),
                 Err(e) => why.push(format!("{}: {}", s.name(), e)),
             }

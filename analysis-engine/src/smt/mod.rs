@@ -9,6 +9,7 @@ pub mod interpolate;
 pub mod linear;
 pub mod path;
 pub mod predabs;
+pub mod summary;
 
 use z3::{Params, SatResult, Solver};
 
