@@ -492,11 +492,19 @@ fn concrete_phase(p: &Program, cfg: &VerifyConfig, cancel: &Cancel, props: &[Pro
     let phase = cancel.child(Some(budget));
     let limits = RunLimits { max_steps: cfg.concrete_steps, keep_ops: 50_000, trace_steps: 40, max_frames: 10_000, accelerate: true };
     let plan = concrete::Plan::new(p);
-    for k in 0..cfg.concrete_runs {
+    // After the configured runs, a few with every input the same small value (2..=9).
+    let extra = if cfg.concrete_runs > 0 { 8 } else { 0 };
+    for k in 0..cfg.concrete_runs + extra {
         if phase.check().is_err() || found.len() == props.len() {
             return;
         }
-        let mut strategy: Box<dyn InputStrategy> = if k == 0 { Box::new(Zeros) } else { Box::new(Boundary::new(k as u64)) };
+        let mut strategy: Box<dyn InputStrategy> = if k == 0 {
+            Box::new(Zeros)
+        } else if k < cfg.concrete_runs {
+            Box::new(Boundary::new(k as u64))
+        } else {
+            Box::new(concrete::Constant((k - cfg.concrete_runs) as i128 + 2))
+        };
         let t0 = Instant::now();
         let run = concrete::run(p, &plan, strategy.as_mut(), &limits, &phase);
         tracing::debug!("concrete run {}: {:?} after {} steps in {:?}", k, run.end, run.steps, t0.elapsed());

@@ -206,9 +206,6 @@ pub(crate) fn sequence_interpolant_formulas(
     order: &[Strategy],
     cancel: &Cancel,
 ) -> Result<(Strategy, Vec<Bool>, HashMap<String, (crate::ir::VarId, u32)>), String> {
-    if blocks.len() < 2 {
-        return Err("the path has no cut to interpolate at".into());
-    }
     // C's arithmetic first (the interpolants then carry the bounds that rule out overflow,
     // which the exact abstraction needs); ideal integers, where interpolation is easier, next.
     let encodings = [
@@ -216,9 +213,23 @@ pub(crate) fn sequence_interpolant_formulas(
         Theory::Int { ranges: false, exact: false },
         Theory::Int { ranges: true, exact: false },
     ];
+    sequence_interpolant_formulas_in(p, blocks, order, &encodings, cancel)
+}
+
+/// `sequence_interpolant_formulas` trying the encodings in the given order.
+pub(crate) fn sequence_interpolant_formulas_in(
+    p: &Program,
+    blocks: &[Block],
+    order: &[Strategy],
+    encodings: &[Theory],
+    cancel: &Cancel,
+) -> Result<(Strategy, Vec<Bool>, HashMap<String, (crate::ir::VarId, u32)>), String> {
+    if blocks.len() < 2 {
+        return Err("the path has no cut to interpolate at".into());
+    }
     let mut why = Vec::new();
     let mut any_infeasible = false;
-    for theory in encodings {
+    for &theory in encodings {
         let path = EncodedPath::with_theory(p, blocks, theory);
         if !path.infeasible(cancel) {
             continue;

@@ -99,10 +99,8 @@ fn enumerate(enc: &mut Encoder, extra: &[Bool], preds: &[LinPred], cancel: &Canc
         match r {
             SatResult::Unsat => return Image::Valuations(out),
             SatResult::Unknown => {
-                return Image::GaveUp(format!(
-                    "the SMT solver gave up on an abstract step ({})",
-                    s.get_reason_unknown().unwrap_or_else(|| "unknown".into())
-                ))
+                let why = s.get_reason_unknown().unwrap_or_else(|| "unknown".into());
+                return every_valuation(preds.len(), &why);
             }
             SatResult::Sat => {}
         }
@@ -203,10 +201,8 @@ impl EdgeRule {
             match s.check_assumptions(assumptions) {
                 SatResult::Unsat => return Image::Valuations(out),
                 SatResult::Unknown => {
-                    return Image::GaveUp(format!(
-                        "the SMT solver gave up on an abstract step ({})",
-                        s.get_reason_unknown().unwrap_or_else(|| "unknown".into())
-                    ))
+                    let why = s.get_reason_unknown().unwrap_or_else(|| "unknown".into());
+                    return every_valuation(self.post.len(), &why);
                 }
                 SatResult::Sat => {}
             }
@@ -228,6 +224,20 @@ impl EdgeRule {
             s.assert(&Bool::or(&refs));
         }
     }
+}
+
+/// Most predicates for which a step the solver gives up on is over-approximated by every
+/// valuation (beyond, the analysis gives up).
+const MAX_FALLBACK_PREDICATES: usize = 10;
+
+/// The sound fallback when the solver gives up on a step: every valuation (or none of the
+/// analysis, if there are too many). Interruptions are passed on.
+fn every_valuation(n: usize, why: &str) -> Image {
+    if n > MAX_FALLBACK_PREDICATES || why.contains("interrupt") || why.contains("canceled") {
+        return Image::GaveUp(format!("the SMT solver gave up on an abstract step ({})", why));
+    }
+    tracing::debug!("summaries: abstract step over-approximated ({})", why);
+    Image::Valuations((0..1u64 << n).collect())
 }
 
 /// Gives every local of `g` a fresh version (a new activation), returning the old versions.
@@ -370,7 +380,14 @@ pub fn path_predicates(
     use crate::ir::{BinOp, Expr};
 
     let blocks: Vec<Block> = ops.iter().map(|o| Block::of_path(std::slice::from_ref(o))).collect();
-    let (strategy, itps, names) = crate::smt::interpolate::sequence_interpolant_formulas(p, &blocks, order, cancel)?;
+    // Ideal integers first: linear paths stay conjunctions of linear constraints there, so
+    // that Farkas interpolation applies (the predicates are then evaluated exactly).
+    let encodings = [
+        Theory::Int { ranges: false, exact: false },
+        Theory::Int { ranges: true, exact: true },
+        Theory::Int { ranges: true, exact: false },
+    ];
+    let (strategy, itps, names) = crate::smt::interpolate::sequence_interpolant_formulas_in(p, &blocks, order, &encodings, cancel)?;
     // Replay the encoding the interpolants are over (same SSA numbering) to learn the current
     // versions at each cut and the caller's versions at each call.
     let mut enc = Encoder::new(p, theory(), false);
