@@ -207,7 +207,7 @@ pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Repo
                 cancel.clone()
             } else {
                 let budget = cancel.remaining_ms().map_or(Duration::from_secs(20), |ms| Duration::from_millis((ms as f64 * config.summaries_first) as u64));
-                cancel.child(Some(Instant::now() + budget))
+                cancel.child(Some(budget))
             };
             let r = run_summaries(program, config, &phase, &props, &mut stats, found.clone());
             let violated = |k: &PropertyKey| matches!(r.decisions.get(k), Some(Decision::Violated(_)));
