@@ -34,6 +34,19 @@ impl InputStrategy for Zeros {
     }
 }
 
+/// Every input the same small value (and every choice its remainder): small recursion
+/// depths and loop counts that random values rarely hit.
+pub struct Constant(pub i128);
+
+impl InputStrategy for Constant {
+    fn value(&mut self, ty: IntTy) -> i128 {
+        ty.wrap(self.0)
+    }
+    fn choose(&mut self, n: usize) -> usize {
+        (self.0.unsigned_abs() % n.max(1) as u128) as usize
+    }
+}
+
 /// Deterministic pseudo-random inputs biased towards boundary values (xorshift64*).
 pub struct Boundary {
     state: u64,

@@ -15,6 +15,7 @@ pub mod ir;
 pub mod properties;
 pub mod report;
 pub mod smt;
+pub mod summaries;
 pub mod verify;
 
 pub use core::Cancel;

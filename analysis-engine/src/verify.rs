@@ -37,11 +37,15 @@ pub enum Analysis {
     /// Predicate abstraction with lazy abstraction and interpolation (seed 001).
     Predicate,
     /// Explicit values and predicates, both refined, with dynamic precision adjustment
-    /// (seed 001 §4.4.5, seed 000 §III-F d). The default.
+    /// (seed 001 §4.4.5, seed 000 §III-F d). The default; for programs with recursion it
+    /// runs the summary analysis first.
     Combined,
     /// Local policy iteration over template domains alone (seed 004): invariants and proofs,
     /// never violations (`cpa::template`).
     Templates(crate::cpa::template::TemplateMode),
+    /// Predicate abstraction with procedure summaries over a Boolean program (seed 002):
+    /// recursion without a call-depth bound.
+    Summaries,
 }
 
 impl Analysis {
@@ -51,6 +55,7 @@ impl Analysis {
             Analysis::Predicate => "predicate",
             Analysis::Combined => "combined",
             Analysis::Templates(m) => m.name(),
+            Analysis::Summaries => "summaries",
         }
     }
 
@@ -59,12 +64,13 @@ impl Analysis {
             "value" | "explicit" => Some(Analysis::Value),
             "predicate" | "predicates" => Some(Analysis::Predicate),
             "combined" | "default" => Some(Analysis::Combined),
+            "summaries" | "summary" => Some(Analysis::Summaries),
             _ => crate::cpa::template::TemplateMode::parse(s).map(Analysis::Templates),
         }
     }
 
     fn values(self) -> bool {
-        self != Analysis::Predicate
+        !matches!(self, Analysis::Predicate | Analysis::Summaries)
     }
 
     fn predicates(self) -> bool {
@@ -108,6 +114,9 @@ pub struct VerifyConfig {
     /// left (10 s without a time limit) and stops it at the first error path the values
     /// cannot refute; the combination then starts from its precision (0 disables).
     pub value_first: f64,
+    /// For programs with recursion, `combined` first runs the summary analysis with this share
+    /// of the time left (20 s without a time limit; 0 disables).
+    pub summaries_first: f64,
     /// Stop at the first error path whose refinement fails instead of going on past it.
     pub stop_when_blocked: bool,
     /// Concrete runs with chosen inputs before the analysis (bug finding; 0 disables).
@@ -144,6 +153,7 @@ impl VerifyConfig {
             interpolation: crate::smt::interpolate::Strategy::ALL.to_vec(),
             threshold: 12,
             value_first: 0.35,
+            summaries_first: 0.4,
             stop_when_blocked: false,
             concrete_runs: 12,
             concrete_share: 0.3,
@@ -212,11 +222,32 @@ pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Repo
                 unreachable: Vec::new(),
                 invariants: Vec::new(),
                 precision: Arc::new(PrecisionHint::default()),
+                proved: BTreeSet::new(),
             };
         }
         let mut found = BTreeMap::new();
         if config.concrete_runs > 0 && !props.is_empty() {
             concrete_phase(program, config, &cancel, &props, &mut found);
+        }
+        let summaries = config.analysis == Analysis::Summaries
+            || (config.analysis == Analysis::Combined && config.summaries_first > 0.0 && crate::summaries::has_recursion(program));
+        let mut proved = BTreeSet::new();
+        if summaries {
+            let alone = config.analysis == Analysis::Summaries;
+            let phase = if alone {
+                cancel.clone()
+            } else {
+                let budget = cancel.remaining_ms().map_or(Duration::from_secs(20), |ms| Duration::from_millis((ms as f64 * config.summaries_first) as u64));
+                cancel.child(Some(budget))
+            };
+            let r = run_summaries(program, config, &phase, &props, &mut stats, found.clone());
+            let violated = |k: &PropertyKey| matches!(r.decisions.get(k), Some(Decision::Violated(_)));
+            if alone || cancel.check().is_err() || props.iter().all(|p| violated(&p.key)) || (r.open_reason.is_none() && r.decisions.values().all(|d| matches!(d, Decision::Violated(_)))) {
+                return r;
+            }
+            tracing::debug!("the summary analysis ends open ({:?}); the combination continues", r.open_reason);
+            proved = r.proved.clone();
+            found = r.decisions.into_iter().filter(|(_, d)| matches!(d, Decision::Violated(_))).collect();
         }
         let mut config = std::borrow::Cow::Borrowed(config);
         if config.analysis == Analysis::Combined && config.value_first > 0.0 {
@@ -232,7 +263,7 @@ pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Repo
             let violated = |k: &PropertyKey| matches!(r.decisions.get(k), Some(Decision::Violated(_)));
             let none_blocked = r.decisions.values().all(|d| matches!(d, Decision::Violated(_)));
             if cancel.check().is_err() || props.iter().all(|p| violated(&p.key)) || (r.open_reason.is_none() && none_blocked) {
-                return r;
+                return r.with_proved(proved);
             }
             tracing::debug!("the value analysis alone ends open ({:?}); the combination continues", r.open_reason);
             found = r.decisions.into_iter().filter(|(_, d)| matches!(d, Decision::Violated(_))).collect();
@@ -240,7 +271,7 @@ pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Repo
             next.reuse = Some(r.precision.clone());
             config = std::borrow::Cow::Owned(next);
         }
-        run_cegar(program, &config, &cancel, &mut stats, found)
+        run_cegar(program, &config, &cancel, &mut stats, found).with_proved(proved)
     });
     let mut run = run;
     if let Some(t) = &templates {
@@ -261,6 +292,8 @@ pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Repo
                 Some(Decision::Violated(t)) => (Verdict::False, None, t.clone()),
                 // Proved by the template invariants (checked inductive bit-precisely).
                 _ if by_templates => (Verdict::True, None, Vec::new()),
+                // Proved by the summary analysis before the rest of the combination.
+                _ if run.proved.contains(&prop.key) => (Verdict::True, None, Vec::new()),
                 Some(Decision::Unknown(r)) => (Verdict::Unknown, Some(r.clone()), Vec::new()),
                 None => match &run.open_reason {
                     None => (Verdict::True, None, Vec::new()),
@@ -327,6 +360,52 @@ struct RunResult {
     unreachable: Vec<SrcRange>,
     invariants: Vec<InvariantReport>,
     precision: Arc<PrecisionHint>,
+    /// Properties an earlier phase proved (the summary analysis, before the combination).
+    proved: BTreeSet<PropertyKey>,
+}
+
+impl RunResult {
+    fn with_proved(mut self, proved: BTreeSet<PropertyKey>) -> RunResult {
+        self.proved.extend(proved);
+        self
+    }
+}
+
+/// The summary analysis (seed 002) on the properties not yet violated: its confirmed
+/// violations, and the properties it proves.
+fn run_summaries(
+    p: &Program,
+    cfg: &VerifyConfig,
+    cancel: &Cancel,
+    props: &[Property],
+    stats: &mut Stats,
+    mut decisions: BTreeMap<PropertyKey, Decision>,
+) -> RunResult {
+    let w = crate::summaries::program::with_entry_copies(p);
+    let decided: Vec<PropertyKey> = decisions.keys().copied().collect();
+    // Farkas first: its interpolants come from one certificate for the whole path and relate
+    // a callee's result to its entry values (`__retval == x@entry`) where QE's name the values
+    // of one unrolling (`__retval == 0`), which diverges on recursion.
+    let mut order = vec![crate::smt::interpolate::Strategy::Farkas];
+    order.extend(cfg.interpolation.iter().copied().filter(|s| *s != crate::smt::interpolate::Strategy::Farkas));
+    let scfg = crate::summaries::SummaryConfig { max_refinements: cfg.max_refinements.min(500), interpolation: order };
+    let r = crate::summaries::run(&w, &scfg, cancel, &decided);
+    stats.refinements += r.refinements;
+    stats.smt_queries += r.smt_queries;
+    stats.states += r.facts;
+    stats.predicates.extend(r.predicates.iter().cloned());
+    for (key, v) in &r.violated {
+        decisions.insert(*key, Decision::Violated(build_trace(&w.program, &v.steps, &v.values, None)));
+    }
+    for (key, why) in &r.unknown {
+        decisions.entry(*key).or_insert_with(|| Decision::Unknown(why.clone()));
+    }
+    let proved = if r.open_reason.is_none() {
+        props.iter().map(|pr| pr.key).filter(|k| !decisions.contains_key(k)).collect()
+    } else {
+        BTreeSet::new()
+    };
+    RunResult { decisions, open_reason: r.open_reason, unreachable: Vec::new(), invariants: Vec::new(), precision: Arc::new(PrecisionHint::default()), proved }
 }
 
 type Cegar<'p> = CompositeCpa<'p, CombinedCpa<'p>>;
@@ -452,7 +531,7 @@ fn run_cegar(
     } else {
         (Vec::new(), Vec::new())
     };
-    RunResult { decisions, open_reason, unreachable, invariants, precision: Arc::new(hint) }
+    RunResult { decisions, open_reason, unreachable, invariants, precision: Arc::new(hint), proved: BTreeSet::new() }
 }
 
 /// Runs the program concretely with a few input choices; records confirmed violations.
@@ -464,11 +543,19 @@ fn concrete_phase(p: &Program, cfg: &VerifyConfig, cancel: &Cancel, props: &[Pro
     let phase = cancel.child(Some(budget));
     let limits = RunLimits { max_steps: cfg.concrete_steps, keep_ops: 50_000, trace_steps: 40, max_frames: 10_000, accelerate: true };
     let plan = concrete::Plan::new(p);
-    for k in 0..cfg.concrete_runs {
+    // After the configured runs, a few with every input the same small value (2..=9).
+    let extra = if cfg.concrete_runs > 0 { 8 } else { 0 };
+    for k in 0..cfg.concrete_runs + extra {
         if phase.check().is_err() || found.len() == props.len() {
             return;
         }
-        let mut strategy: Box<dyn InputStrategy> = if k == 0 { Box::new(Zeros) } else { Box::new(Boundary::new(k as u64)) };
+        let mut strategy: Box<dyn InputStrategy> = if k == 0 {
+            Box::new(Zeros)
+        } else if k < cfg.concrete_runs {
+            Box::new(Boundary::new(k as u64))
+        } else {
+            Box::new(concrete::Constant((k - cfg.concrete_runs) as i128 + 2))
+        };
         let t0 = Instant::now();
         let run = concrete::run(p, &plan, strategy.as_mut(), &limits, &phase);
         tracing::debug!("concrete run {}: {:?} after {} steps in {:?}", k, run.end, run.steps, t0.elapsed());

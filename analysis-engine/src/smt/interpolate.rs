@@ -15,7 +15,7 @@
 //! each `I_k` over the symbols shared by prefix and suffix) before its atoms are used; a
 //! strategy whose result fails the check is skipped for the next one.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use z3::ast::{Ast, Bool, Dynamic, Int, Real};
 use z3::{AstKind, DeclKind, FuncDecl, Fixedpoint, Goal, Params, SatResult, Sort, Tactic};
@@ -184,9 +184,28 @@ impl<'p> EncodedPath<'p> {
 
 /// Computes sequence interpolants for blocks `A_1..A_n`, trying the strategies in order.
 pub fn sequence_interpolants(p: &Program, blocks: &[Block], order: &[Strategy], cancel: &Cancel) -> Result<Interpolants, String> {
-    if blocks.len() < 2 {
-        return Err("the path has no cut to interpolate at".into());
-    }
+    let (strategy, itps, names) = sequence_interpolant_formulas(p, blocks, order, cancel)?;
+    let cuts: Vec<Vec<LinPred>> = itps
+        .iter()
+        .map(|i| {
+            let mut out = Vec::new();
+            atoms(&Dynamic::from_ast(i), &names, &|_| None, &mut out);
+            out.sort();
+            out.dedup();
+            out
+        })
+        .collect();
+    Ok(Interpolants { strategy, cuts })
+}
+
+/// Sequence interpolants as formulas over the SSA symbols of the blocks' encoding (named
+/// `v<id>_<version>`, as the encoder names them), with the map from names to variables.
+pub(crate) fn sequence_interpolant_formulas(
+    p: &Program,
+    blocks: &[Block],
+    order: &[Strategy],
+    cancel: &Cancel,
+) -> Result<(Strategy, Vec<Bool>, HashMap<String, (crate::ir::VarId, u32)>), String> {
     // C's arithmetic first (the interpolants then carry the bounds that rule out overflow,
     // which the exact abstraction needs); ideal integers, where interpolation is easier, next.
     let encodings = [
@@ -194,9 +213,23 @@ pub fn sequence_interpolants(p: &Program, blocks: &[Block], order: &[Strategy], 
         Theory::Int { ranges: false, exact: false },
         Theory::Int { ranges: true, exact: false },
     ];
+    sequence_interpolant_formulas_in(p, blocks, order, &encodings, cancel)
+}
+
+/// `sequence_interpolant_formulas` trying the encodings in the given order.
+pub(crate) fn sequence_interpolant_formulas_in(
+    p: &Program,
+    blocks: &[Block],
+    order: &[Strategy],
+    encodings: &[Theory],
+    cancel: &Cancel,
+) -> Result<(Strategy, Vec<Bool>, HashMap<String, (crate::ir::VarId, u32)>), String> {
+    if blocks.len() < 2 {
+        return Err("the path has no cut to interpolate at".into());
+    }
     let mut why = Vec::new();
     let mut any_infeasible = false;
-    for theory in encodings {
+    for &theory in encodings {
         let path = EncodedPath::with_theory(p, blocks, theory);
         if !path.infeasible(cancel) {
             continue;
@@ -219,19 +252,7 @@ pub fn sequence_interpolants(p: &Program, blocks: &[Block], order: &[Strategy], 
                 t0.elapsed()
             );
             match result {
-                Ok(itps) if path.valid(&itps, cancel) => {
-                    let cuts: Vec<Vec<LinPred>> = itps
-                        .iter()
-                        .map(|i| {
-                            let mut out = Vec::new();
-                            atoms(&Dynamic::from_ast(i), &path.enc.names, &|_| None, &mut out);
-                            out.sort();
-                            out.dedup();
-                            out
-                        })
-                        .collect();
-                    return Ok(Interpolants { strategy: s, cuts });
-                }
+                Ok(itps) if path.valid(&itps, cancel) => return Ok((s, itps, path.enc.names.clone())),
                 Ok(_) => why.push(format!("{}: interpolants failed the check", s.name())),
                 Err(e) => why.push(format!("{}: {}", s.name(), e)),
             }

@@ -10,6 +10,7 @@ pub mod linear;
 pub mod optimize;
 pub mod path;
 pub mod predabs;
+pub mod summary;
 
 use z3::{Params, SatResult, Solver};
 

@@ -1,0 +1,560 @@
+//! Interprocedural predicate abstraction with procedure summaries, after seed 002 (Esparza,
+//! Kiefer, Schwoon, "Abstraction Refinement with Craig Interpolation and Symbolic Pushdown
+//! Systems", §3–§5): recursion is handled by summaries instead of a call stack.
+//!
+//! - **Abstract program** (§5): a Boolean program over the current predicates, one predicate
+//!   list per procedure. Predicates are relative to the procedure's entry values (the
+//!   `x@entry` copies of [`program`], §4.3), so a valuation at the exit is a procedure-effect
+//!   (summary) valuation. Abstract rules are exact existential abstractions computed on
+//!   demand (`smt::summary`): intraprocedural edges, push (callee entry from the caller's
+//!   valuation) and eval (caller after the call from its valuation at the call and the
+//!   callee's exit valuation).
+//! - **Reachability** (A.1.5 of seeds-002-003.md): summary tabulation (path edges relative to
+//!   the procedure's entry valuation, summaries per entry valuation), which handles
+//!   recursion; every derived fact keeps its witness (the rule and the facts it came from),
+//!   Moped's witness graph, in which recursive invocations are distinct nodes.
+//! - **Counterexamples**: the witness of an error fact, expanded into an interprocedural
+//!   path (a callee's sub-path is inlined at each eval), is checked by the same bit-precise
+//!   path check as every other violation (soundness rule 1) and reported with the call depth
+//!   of each step.
+//! - **Refinement**: an infeasible path gives sequence interpolants (Spacer / QE / Farkas of
+//!   `smt::interpolate`); their atoms become predicates of the procedure the cut is in,
+//!   rewritten relative to its entry. The BDD interpolants of seed 002 §2 (strongest,
+//!   weakest, conciliated) and the DAG refinement of §4.2 are in [`interpolants`].
+
+pub mod interpolants;
+pub mod program;
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+use crate::cfa::{EdgeId, EdgeKind, NodeId, Program};
+use crate::core::{Cancel, Interrupt, Op};
+use crate::cpa::callstack::CallSite;
+use crate::cpa::predicate::pred::LinPred;
+use crate::cpa::{OpCtx, OpKind};
+use crate::ir::{FuncId, Stmt, VarId};
+use crate::properties::PropertyKey;
+use crate::smt::interpolate::Strategy;
+use crate::smt::path::{check_path, PathResult, StepValues};
+use crate::smt::summary::{call_image, initial_image, path_predicates, return_image, EdgeRule, Image, Valuation};
+
+/// Predicates one procedure may have (valuations are 64-bit words; the abstract images
+/// enumerate valuations, so fewer keep them cheap).
+pub const MAX_PREDICATES_PER_FUNCTION: usize = 20;
+
+/// Facts the tabulation may derive in one round.
+pub const MAX_FACTS: usize = 400_000;
+
+/// Operations a counterexample may have once sub-paths are inlined.
+pub const MAX_PATH: usize = 200_000;
+
+/// Options of the summary analysis.
+#[derive(Clone, Debug)]
+pub struct SummaryConfig {
+    pub max_refinements: u64,
+    pub interpolation: Vec<Strategy>,
+}
+
+impl Default for SummaryConfig {
+    fn default() -> Self {
+        SummaryConfig { max_refinements: 200, interpolation: Strategy::ALL.to_vec() }
+    }
+}
+
+/// A confirmed violation: the operations (with the call depth before each) and the values.
+pub struct Violation<'p> {
+    pub steps: Vec<(OpCtx<'p>, usize)>,
+    pub values: Vec<StepValues>,
+}
+
+/// What the analysis ends with. Properties that are neither violated nor unknown are proved
+/// when `open_reason` is `None`.
+pub struct SummaryResult<'p> {
+    pub violated: BTreeMap<PropertyKey, Violation<'p>>,
+    pub unknown: BTreeMap<PropertyKey, String>,
+    pub open_reason: Option<String>,
+    pub refinements: u64,
+    pub smt_queries: u64,
+    /// Facts of the last tabulation.
+    pub facts: u64,
+    /// The final predicates, as `function: predicate`.
+    pub predicates: Vec<String>,
+}
+
+/// The calling context of a fact: the procedure's valuation at its entry, and the call site
+/// for `__VERIFIER_assert`-style helpers (whose properties are per call site).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+struct Ctx {
+    site: Option<CallSite>,
+    entry: Valuation,
+}
+
+/// A path edge: at `node` of `func`, in context `ctx`, the predicates have valuation `val`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+struct Fact {
+    func: FuncId,
+    node: NodeId,
+    ctx: Ctx,
+    val: Valuation,
+}
+
+/// How a fact was first derived (the witness graph).
+#[derive(Copy, Clone, Debug)]
+enum Why {
+    Init,
+    Step(Fact, EdgeId),
+    /// Entry of a callee, from the caller's fact at the call.
+    Call(Fact, EdgeId),
+    /// After a call: the caller's fact at the call and the callee's exit fact.
+    Return(Fact, Fact, EdgeId),
+}
+
+/// The state of one round of tabulation.
+struct Tabulation {
+    why: HashMap<Fact, Why>,
+    work: VecDeque<Fact>,
+    callers: HashMap<(FuncId, Ctx), Vec<(Fact, EdgeId)>>,
+    exits: HashMap<(FuncId, Ctx), Vec<Fact>>,
+}
+
+enum RoundEnd {
+    /// Every fact derived; no undecided property reachable.
+    Exhausted,
+    Target(Fact, PropertyKey),
+    GaveUp(String),
+    Interrupted(Interrupt),
+}
+
+struct Analysis<'a, 'p> {
+    p: &'p Program,
+    copies: &'a program::WithCopies,
+    cancel: &'a Cancel,
+    preds: Vec<Vec<LinPred>>,
+    edge_cache: HashMap<(FuncId, EdgeId, Valuation), Vec<Valuation>>,
+    rules: HashMap<(FuncId, EdgeId), EdgeRule>,
+    call_cache: HashMap<(FuncId, EdgeId, Valuation), Vec<Valuation>>,
+    ret_cache: HashMap<(FuncId, EdgeId, Valuation, Valuation), Vec<Valuation>>,
+    queries: u64,
+    unsupported: Option<String>,
+}
+
+impl<'a, 'p> Analysis<'a, 'p> {
+    fn preds(&self, f: FuncId) -> &[LinPred] {
+        &self.preds[f.0 as usize]
+    }
+
+    fn image(&mut self, r: Image) -> Result<Vec<Valuation>, String> {
+        self.queries += 1;
+        match r {
+            Image::Valuations(v) => Ok(v),
+            Image::GaveUp(why) => Err(why),
+        }
+    }
+
+    fn edge(&mut self, f: FuncId, e: EdgeId, val: Valuation) -> Result<Vec<Valuation>, String> {
+        if let Some(v) = self.edge_cache.get(&(f, e, val)) {
+            return Ok(v.clone());
+        }
+        if !self.rules.contains_key(&(f, e)) {
+            let preds = self.preds(f).to_vec();
+            let rule = EdgeRule::new(self.p, f, e, &preds, &preds, self.cancel);
+            self.rules.insert((f, e), rule);
+        }
+        let r = self.rules[&(f, e)].image(val);
+        let v = self.image(r)?;
+        self.edge_cache.insert((f, e, val), v.clone());
+        Ok(v)
+    }
+
+    fn call(&mut self, f: FuncId, e: EdgeId, g: FuncId, val: Valuation) -> Result<Vec<Valuation>, String> {
+        if let Some(v) = self.call_cache.get(&(f, e, val)) {
+            return Ok(v.clone());
+        }
+        let pre = self.preds(f).to_vec();
+        let post = self.preds(g).to_vec();
+        let r = call_image(self.p, f, e, &pre, val, &post, self.cancel);
+        let v = self.image(r)?;
+        self.call_cache.insert((f, e, val), v.clone());
+        Ok(v)
+    }
+
+    fn ret(&mut self, f: FuncId, e: EdgeId, g: FuncId, val: Valuation, exit: Valuation) -> Result<Vec<Valuation>, String> {
+        if let Some(v) = self.ret_cache.get(&(f, e, val, exit)) {
+            return Ok(v.clone());
+        }
+        let pre = self.preds(f).to_vec();
+        let callee = self.preds(g).to_vec();
+        let copies = program::copies_of(self.copies, g).to_vec();
+        let r = return_image(self.p, f, e, &pre, val, &callee, &copies, exit, &pre, self.cancel);
+        let v = self.image(r)?;
+        self.ret_cache.insert((f, e, val, exit), v.clone());
+        Ok(v)
+    }
+
+    fn property(&self, fact: &Fact) -> Option<PropertyKey> {
+        let cfa = self.p.cfa(fact.func);
+        let t = cfa.node(fact.node).target?;
+        let site = if cfa.assert_helper { fact.ctx.site } else { None };
+        Some(PropertyKey { func: fact.func, target: t, site })
+    }
+
+    fn add(&self, tab: &mut Tabulation, fact: Fact, why: Why) {
+        if let std::collections::hash_map::Entry::Vacant(e) = tab.why.entry(fact) {
+            e.insert(why);
+            tab.work.push_back(fact);
+        }
+    }
+
+    /// One round of tabulation under the current predicates, up to the first fact at the
+    /// target of a property not in `decided`.
+    fn tabulate(&mut self, decided: &dyn Fn(&PropertyKey) -> bool) -> (Tabulation, RoundEnd) {
+        let mut tab = Tabulation { why: HashMap::new(), work: VecDeque::new(), callers: HashMap::new(), exits: HashMap::new() };
+        let start = self.p.start;
+        let init = match initial_image(self.p, self.preds(start), self.cancel) {
+            Image::Valuations(v) => v,
+            Image::GaveUp(why) => return (tab, RoundEnd::GaveUp(why)),
+        };
+        let entry = self.p.cfa(start).entry;
+        for val in init {
+            let ctx = Ctx { site: None, entry: val };
+            self.add(&mut tab, Fact { func: start, node: entry, ctx, val }, Why::Init);
+        }
+        while let Some(fact) = tab.work.pop_front() {
+            if let Err(i) = self.cancel.check() {
+                return (tab, RoundEnd::Interrupted(i));
+            }
+            if tab.why.len() > MAX_FACTS {
+                return (tab, RoundEnd::GaveUp(format!("more than {} abstract facts", MAX_FACTS)));
+            }
+            if let Some(key) = self.property(&fact) {
+                if !decided(&key) {
+                    return (tab, RoundEnd::Target(fact, key));
+                }
+            }
+            let cfa = self.p.cfa(fact.func);
+            if fact.node == cfa.exit {
+                let key = (fact.func, fact.ctx);
+                tab.exits.entry(key).or_default().push(fact);
+                let callers = tab.callers.get(&key).cloned().unwrap_or_default();
+                for (caller, e) in callers {
+                    let dst = self.p.cfa(caller.func).edge(e).dst;
+                    let vals = match self.ret(caller.func, e, fact.func, caller.val, fact.val) {
+                        Ok(v) => v,
+                        Err(why) => return (tab, self.gave_up(why)),
+                    };
+                    for v in vals {
+                        self.add(&mut tab, Fact { func: caller.func, node: dst, ctx: caller.ctx, val: v }, Why::Return(caller, fact, e));
+                    }
+                }
+            }
+            for &e in &cfa.node(fact.node).out {
+                let edge = cfa.edge(e);
+                match &edge.kind {
+                    EdgeKind::CallSummary(call) => {
+                        let g = call.callee;
+                        let gcfa = self.p.cfa(g);
+                        let entries = match self.call(fact.func, e, g, fact.val) {
+                            Ok(v) => v,
+                            Err(why) => return (tab, self.gave_up(why)),
+                        };
+                        for ev in entries {
+                            let ctx = Ctx { site: gcfa.assert_helper.then_some((fact.func, e)), entry: ev };
+                            let key = (g, ctx);
+                            let list = tab.callers.entry(key).or_default();
+                            if !list.iter().any(|(c, x)| *c == fact && *x == e) {
+                                list.push((fact, e));
+                            }
+                            self.add(&mut tab, Fact { func: g, node: gcfa.entry, ctx, val: ev }, Why::Call(fact, e));
+                            let exits = tab.exits.get(&key).cloned().unwrap_or_default();
+                            for x in exits {
+                                let vals = match self.ret(fact.func, e, g, fact.val, x.val) {
+                                    Ok(v) => v,
+                                    Err(why) => return (tab, self.gave_up(why)),
+                                };
+                                for v in vals {
+                                    self.add(&mut tab, Fact { func: fact.func, node: edge.dst, ctx: fact.ctx, val: v }, Why::Return(fact, x, e));
+                                }
+                            }
+                        }
+                    }
+                    kind => {
+                        if let EdgeKind::Statement(Stmt::Unsupported(why)) | EdgeKind::Declaration(Stmt::Unsupported(why)) = kind {
+                            self.unsupported.get_or_insert_with(|| format!("unsupported construct: {}", why));
+                        }
+                        let vals = match self.edge(fact.func, e, fact.val) {
+                            Ok(v) => v,
+                            Err(why) => return (tab, self.gave_up(why)),
+                        };
+                        for v in vals {
+                            self.add(&mut tab, Fact { func: fact.func, node: edge.dst, ctx: fact.ctx, val: v }, Why::Step(fact, e));
+                        }
+                    }
+                }
+            }
+        }
+        (tab, RoundEnd::Exhausted)
+    }
+
+    fn gave_up(&self, why: String) -> RoundEnd {
+        // A query that ran into the run's deadline is the deadline's doing.
+        if self.cancel.remaining_ms().is_some_and(|ms| ms < 100) {
+            std::thread::sleep(std::time::Duration::from_millis(self.cancel.remaining_ms().unwrap_or(0) + 1));
+        }
+        match self.cancel.check() {
+            Err(i) => RoundEnd::Interrupted(i),
+            Ok(()) => RoundEnd::GaveUp(why),
+        }
+    }
+}
+
+/// The interprocedural path the witness of `fact` stands for: a callee's sub-path (from its
+/// entry fact to its exit fact) is inlined at each eval. `None` if it is too long.
+fn witness_path(tab: &Tabulation, fact: Fact) -> Option<Vec<Op>> {
+    enum Task {
+        Expand(Fact, bool),
+        Emit(Op),
+    }
+    let mut out = Vec::new();
+    let mut stack = vec![Task::Expand(fact, false)];
+    while let Some(t) = stack.pop() {
+        if out.len() > MAX_PATH || stack.len() > MAX_PATH {
+            return None;
+        }
+        match t {
+            Task::Emit(op) => out.push(op),
+            Task::Expand(f, sub) => match tab.why.get(&f)? {
+                Why::Init => {}
+                Why::Step(prev, e) => {
+                    stack.push(Task::Emit(Op::Edge(prev.func, *e)));
+                    stack.push(Task::Expand(*prev, sub));
+                }
+                Why::Call(caller, e) => {
+                    // Inside a sub-path, the callee's entry is where the sub-path starts.
+                    if !sub {
+                        stack.push(Task::Emit(Op::Call(caller.func, *e)));
+                        stack.push(Task::Expand(*caller, false));
+                    }
+                }
+                Why::Return(caller, exit, e) => {
+                    stack.push(Task::Emit(Op::Return(caller.func, *e)));
+                    stack.push(Task::Expand(*exit, true));
+                    stack.push(Task::Emit(Op::Call(caller.func, *e)));
+                    stack.push(Task::Expand(*caller, sub));
+                }
+            },
+        }
+    }
+    Some(out)
+}
+
+/// The operations of a path with their recursion flags and the call depth before each.
+fn with_context<'p>(p: &'p Program, ops: &[Op]) -> Vec<(OpCtx<'p>, usize)> {
+    let mut stack: Vec<FuncId> = vec![p.start];
+    let mut out = Vec::with_capacity(ops.len());
+    for &op in ops {
+        let depth = stack.len() - 1;
+        let recursive = match op {
+            Op::Edge(..) => false,
+            Op::Call(f, e) => {
+                let g = p.cfa(f).edge(e).kind.callee().unwrap_or(f);
+                let r = stack.contains(&g);
+                stack.push(g);
+                r
+            }
+            Op::Return(f, e) => {
+                let g = p.cfa(f).edge(e).kind.callee().unwrap_or(f);
+                stack.pop();
+                stack.contains(&g)
+            }
+        };
+        out.push((crate::cpa::op_ctx(p, op, recursive), depth));
+    }
+    out
+}
+
+/// The branch conditions of a path, per function (the fallback predicates, seed 001's
+/// InferPred, as in the predicate analysis).
+fn path_conditions(ops: &[(OpCtx, usize)]) -> Vec<(FuncId, LinPred)> {
+    let mut out = Vec::new();
+    for (op, _) in ops {
+        if let OpKind::Edge(EdgeKind::Assume { cond, .. }) = op.kind {
+            if let Some(pred) = crate::cpa::predicate::pred::from_condition(cond) {
+                if pred.vars().all(|v| v.func().is_none() || v.func() == Some(op.from.func)) {
+                    let e = (op.from.func, pred);
+                    if !out.contains(&e) {
+                        out.push(e);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// True if the predicate's truth follows from its variable's C type alone (a bound every
+/// value satisfies, or none does): such predicates only multiply valuations.
+fn trivial(p: &Program, pred: &LinPred) -> bool {
+    use crate::cpa::predicate::pred::Rel;
+    let [(v, c)] = pred.terms.as_slice() else { return false };
+    let ty = p.var(*v).int_ty();
+    let (lo, hi) = if *c > 0 { (c * ty.min(), c * ty.max()) } else { (c * ty.max(), c * ty.min()) };
+    match pred.rel {
+        // c·x + k <= 0 always (hi + k <= 0) or never (lo + k > 0).
+        Rel::Le => hi + pred.constant <= 0 || lo + pred.constant > 0,
+        Rel::Eq => lo + pred.constant > 0 || hi + pred.constant < 0,
+        Rel::Mod(_) => false,
+    }
+}
+
+/// Runs the summary analysis on `w.program` (the program with entry copies) for every
+/// property not in `decided` (those are skipped: already violated or decided elsewhere).
+pub fn run<'p>(w: &'p program::WithCopies, cfg: &SummaryConfig, cancel: &Cancel, decided: &[PropertyKey]) -> SummaryResult<'p> {
+    let p = &w.program;
+    let mut a = Analysis {
+        p,
+        copies: w,
+        cancel,
+        preds: vec![Vec::new(); p.functions.len()],
+        edge_cache: HashMap::new(),
+        rules: HashMap::new(),
+        call_cache: HashMap::new(),
+        ret_cache: HashMap::new(),
+        queries: 0,
+        unsupported: None,
+    };
+    let mut result = SummaryResult {
+        violated: BTreeMap::new(),
+        unknown: BTreeMap::new(),
+        open_reason: None,
+        refinements: 0,
+        smt_queries: 0,
+        facts: 0,
+        predicates: Vec::new(),
+    };
+    loop {
+        let done = |k: &PropertyKey| decided.contains(k) || result.violated.contains_key(k) || result.unknown.contains_key(k);
+        let (tab, end) = a.tabulate(&done);
+        result.facts = tab.why.len() as u64;
+        let (fact, key) = match end {
+            RoundEnd::Exhausted => break,
+            RoundEnd::Interrupted(i) => {
+                result.open_reason = Some(i.describe());
+                break;
+            }
+            RoundEnd::GaveUp(why) => {
+                result.open_reason = Some(why);
+                break;
+            }
+            RoundEnd::Target(f, k) => (f, k),
+        };
+        let Some(ops) = witness_path(&tab, fact) else {
+            result.unknown.insert(key, format!("the abstract counterexample has more than {} operations", MAX_PATH));
+            continue;
+        };
+        let steps = with_context(p, &ops);
+        tracing::debug!("summaries: round {} reaches {:?} after {} facts; counterexample of {} operations", result.refinements, key, tab.why.len(), steps.len());
+        let ctxs: Vec<OpCtx> = steps.iter().map(|(o, _)| *o).collect();
+        result.smt_queries += 1;
+        match check_path(p, &ctxs, cancel) {
+            PathResult::Feasible(values) => {
+                result.violated.insert(key, Violation { steps, values });
+                continue;
+            }
+            PathResult::Infeasible => {}
+            PathResult::Imprecise(why) | PathResult::Unknown(why) => {
+                if let Err(i) = cancel.check() {
+                    result.open_reason = Some(i.describe());
+                    break;
+                }
+                result.unknown.insert(key, why);
+                continue;
+            }
+        }
+        // Refinement.
+        if result.refinements >= cfg.max_refinements {
+            result.open_reason = Some(format!("more than {} refinements", cfg.max_refinements));
+            break;
+        }
+        let copies = |f: FuncId| program::copies_of(w, f).to_vec();
+        let mut added = 0;
+        let mut full = false;
+        let add = |a: &mut Analysis, f: FuncId, pred: LinPred, added: &mut usize, full: &mut bool| {
+            if trivial(a.p, &pred) {
+                return;
+            }
+            let list = &mut a.preds[f.0 as usize];
+            if list.contains(&pred) {
+                return;
+            }
+            if list.len() >= MAX_PREDICATES_PER_FUNCTION {
+                *full = true;
+                return;
+            }
+            list.push(pred);
+            *added += 1;
+        };
+        let mut failure = None;
+        match path_predicates(p, &ctxs, &copies, &cfg.interpolation, cancel) {
+            Ok((strategy, cuts)) => {
+                tracing::debug!("summaries: interpolants by {}", strategy.name());
+                for (j, atoms) in cuts.into_iter().enumerate() {
+                    let f = ctxs[j].to.func;
+                    for atom in atoms {
+                        let scoped = atom.vars().all(|v: VarId| v.func().is_none() || v.func() == Some(f));
+                        if scoped {
+                            add(&mut a, f, atom, &mut added, &mut full);
+                        }
+                    }
+                }
+            }
+            Err(e) => failure = Some(e),
+        }
+        if added == 0 {
+            for (f, pred) in path_conditions(&steps) {
+                add(&mut a, f, pred, &mut added, &mut full);
+            }
+        }
+        if added == 0 {
+            let why = match (full, failure) {
+                (true, _) => format!("more than {} predicates in a procedure", MAX_PREDICATES_PER_FUNCTION),
+                (false, Some(e)) => format!("an infeasible error path could not be refined ({})", e),
+                (false, None) => "an infeasible error path could not be refined with new predicates".to_string(),
+            };
+            if let Err(i) = cancel.check() {
+                result.open_reason = Some(i.describe());
+                break;
+            }
+            result.unknown.insert(key, why);
+            continue;
+        }
+        result.refinements += 1;
+        if tracing::enabled!(tracing::Level::DEBUG) {
+            for f in p.func_ids() {
+                let shown: Vec<String> = a.preds(f).iter().map(|x| x.display(p).to_string()).collect();
+                if !shown.is_empty() {
+                    tracing::debug!("summaries: predicates of {}: {}", p.cfa(f).name, shown.join(", "));
+                }
+            }
+        }
+        a.edge_cache.clear();
+        a.rules.clear();
+        a.call_cache.clear();
+        a.ret_cache.clear();
+    }
+    if result.open_reason.is_none() {
+        result.open_reason = a.unsupported.clone();
+    }
+    result.smt_queries += a.queries;
+    for f in p.func_ids() {
+        for pred in a.preds(f) {
+            result.predicates.push(format!("{}: {}", p.cfa(f).name, pred.display(p)));
+        }
+    }
+    result
+}
+
+/// True if the program has a recursive function reachable from its start.
+pub fn has_recursion(p: &Program) -> bool {
+    let reach = p.reachable_functions(p.start);
+    p.recursive_functions().iter().any(|f| reach.contains(f))
+}
