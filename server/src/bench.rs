@@ -32,6 +32,10 @@ pub struct BenchArgs {
     /// Only tasks whose category starts with one of these (comma-separated).
     #[arg(long)]
     pub category: Option<String>,
+    /// Only tasks whose task-definition file (`yml_file` in INDEX.tsv, e.g.
+    /// `loops/count_up_down-1.yml`) is one of these (comma-separated).
+    #[arg(long)]
+    pub tasks: Option<String>,
     /// Writes one TSV row per task and configuration.
     #[arg(long)]
     pub tsv: Option<PathBuf>,
@@ -64,7 +68,7 @@ struct Outcome {
     replay: Option<(bool, String)>,
 }
 
-fn read_tasks(dir: &Path, filter: Option<&str>) -> Result<Vec<Task>, String> {
+fn read_tasks(dir: &Path, filter: Option<&str>, only: Option<&str>) -> Result<Vec<Task>, String> {
     let index = dir.join("INDEX.tsv");
     let text = std::fs::read_to_string(&index).map_err(|e| format!("cannot read {}: {}", index.display(), e))?;
     let mut tasks = Vec::new();
@@ -78,6 +82,11 @@ fn read_tasks(dir: &Path, filter: Option<&str>) -> Result<Vec<Task>, String> {
         }
         if let Some(f) = filter {
             if !f.split(',').any(|p| cols[0].starts_with(p.trim())) {
+                continue;
+            }
+        }
+        if let Some(o) = only {
+            if !o.split(',').any(|p| p.trim() == cols[2]) {
                 continue;
             }
         }
@@ -336,7 +345,7 @@ impl Tally {
 }
 
 pub fn run(args: &BenchArgs) -> i32 {
-    let tasks = match read_tasks(&args.dir, args.category.as_deref()) {
+    let tasks = match read_tasks(&args.dir, args.category.as_deref(), args.tasks.as_deref()) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("cpals bench: {}", e);

@@ -69,7 +69,9 @@ pub fn harness(p: &Program, prop: &PropertyReport) -> Result<String, String> {
     let inputs = inputs(p, prop)?;
     let seq: Vec<(String, IntTy, i128)> = inputs.iter().map(|i| (i.function.clone(), i.ty, i.value)).collect();
     let defined: Vec<String> = p.functions.iter().map(|f| f.name.clone()).collect();
-    let mut text = analysis_engine::harness::harness_source(&seq, &defined);
+    // Input functions called off the path are defined too, so that the program links.
+    let also: Vec<(String, IntTy)> = input_types(p).into_iter().collect();
+    let mut text = analysis_engine::harness::harness_source_with(&seq, &also, &defined);
     let header = format!(
         "/* Counterexample of the {} at {}:{}:{} ({} inputs). */\n",
         crate::cli::describe(prop),

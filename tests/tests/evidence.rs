@@ -79,10 +79,10 @@ fn violation_witness_is_the_counterexample_and_passes_the_schema() {
     let inputs = trace_inputs(&run.report);
     assert!(!inputs.is_empty());
     assert_eq!(returns, inputs.iter().map(|(_, v)| format!("\\result == {v}")).collect::<Vec<_>>());
-    // The input is read on line 12 (`int n = __VERIFIER_nondet_int();`), whose call closes
-    // at column 34.
+    // The input is read on line 12 (`  int n = __VERIFIER_nondet_int();`): the waypoint is at
+    // the `)` that closes the call, column 33.
     let first = wps.iter().find(|w| w["type"] == "function_return").unwrap();
-    assert_eq!((first["location"]["line"].as_u64(), first["location"]["column"].as_u64()), (Some(12), Some(34)));
+    assert_eq!((first["location"]["line"].as_u64(), first["location"]["column"].as_u64()), (Some(12), Some(33)));
     let target = wps.last().unwrap();
     assert_eq!(target["type"], "target");
     let violated = run.report["properties"].as_array().unwrap().iter().find(|p| p["verdict"] == "false").unwrap();

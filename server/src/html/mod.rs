@@ -126,8 +126,10 @@ pub fn page(report: &Report, program: &Program) -> String {
         .iter()
         .filter(|r| r.line > 0)
         .flat_map(|r| {
-            // Lines wholly inside an unreachable range (the first one only if it starts it).
-            let first = if r.col <= 1 { r.line } else { r.line + 1 };
+            // Lines wholly inside an unreachable range (the first one only if nothing but
+            // blanks precedes the range on it).
+            let lead = program.source.split('\n').nth(r.line as usize - 1).and_then(|l| l.get(..(r.col as usize).saturating_sub(1))).unwrap_or("x");
+            let first = if lead.trim().is_empty() { r.line } else { r.line + 1 };
             first..=r.end_line.max(r.line)
         })
         .collect();

@@ -162,5 +162,8 @@
   var first = -1;
   data.properties.forEach(function (p, i) { if (first < 0 && p.verdict === "false" && p.trace.length) first = i; });
   if (first >= 0) selectProp(first);
+  // `report.html#tab-cfa` (or `#tab-facts`) opens that tab.
+  var fromHash = location.hash.replace(/^#tab-/, "");
+  if (fromHash === "cfa" || fromHash === "facts") showTab(fromHash);
   document.body.setAttribute("data-ready", "true");
 })();
