@@ -63,11 +63,26 @@ pub fn inputs<'r>(p: &Program, prop: &'r PropertyReport) -> Result<Vec<Input<'r>
     Ok(res)
 }
 
+/// The whole input sequence of a violated property's counterexample as `(function, type,
+/// value)`: from the report's full list for a long run whose trace is abridged, else from the
+/// trace's steps.
+pub fn sequence(p: &Program, prop: &PropertyReport) -> Result<Vec<(String, IntTy, i128)>, String> {
+    // A long run's abridged trace comes with the run's whole input sequence (maybe empty).
+    if prop.verdict == Verdict::False && (abridged(&prop.trace) || !prop.inputs.is_empty()) {
+        let types = input_types(p);
+        return prop
+            .inputs
+            .iter()
+            .map(|(f, v)| types.get(f).map(|t| (f.clone(), *t, *v)).ok_or_else(|| format!("the input function `{}` is not called in the program", f)))
+            .collect();
+    }
+    Ok(inputs(p, prop)?.iter().map(|i| (i.function.clone(), i.ty, i.value)).collect())
+}
+
 /// The C harness that replays a violated property's counterexample (see
 /// `analysis_engine::harness`): every input function returns the trace's values in order.
 pub fn harness(p: &Program, prop: &PropertyReport) -> Result<String, String> {
-    let inputs = inputs(p, prop)?;
-    let seq: Vec<(String, IntTy, i128)> = inputs.iter().map(|i| (i.function.clone(), i.ty, i.value)).collect();
+    let seq = sequence(p, prop)?;
     let defined: Vec<String> = p.functions.iter().map(|f| f.name.clone()).collect();
     // Input functions called off the path are defined too, so that the program links.
     let also: Vec<(String, IntTy)> = input_types(p).into_iter().collect();
@@ -88,7 +103,7 @@ pub fn harness(p: &Program, prop: &PropertyReport) -> Result<String, String> {
 pub fn replayable<'r>(p: &Program, props: &'r [PropertyReport]) -> Result<&'r PropertyReport, String> {
     let mut why = None;
     for prop in props.iter().filter(|q| q.verdict == Verdict::False) {
-        match inputs(p, prop) {
+        match sequence(p, prop) {
             Ok(_) => return Ok(prop),
             Err(e) => {
                 why.get_or_insert(e);

@@ -184,16 +184,19 @@ pub fn violation_witness(report: &Report, program: &Program, task: &Task) -> Res
     Ok(crate::yaml::to_yaml(&Value::Array(entries)))
 }
 
-/// The waypoints of one counterexample, one `follow` waypoint per segment.
+/// The waypoints of one counterexample, one `follow` waypoint per segment. A long run
+/// whose trace is abridged gives only the target (the violation is reachable; the steps
+/// that get there are not in the report).
 fn segments(prop: &PropertyReport, program: &Program, task: &Task) -> Result<Vec<Value>, String> {
-    let inputs = crate::evidence::inputs(program, prop)?;
+    let inputs = if crate::evidence::abridged(&prop.trace) { Vec::new() } else { crate::evidence::inputs(program, prop)? };
     let lines: Vec<&str> = task.source.split('\n').collect();
     let mut segs = Vec::new();
     let mut next_input = 0;
     // Consecutive steps with the same range read successive calls on that range.
     let mut same_range = 0usize;
     let mut prev: Option<&TraceStep> = None;
-    for step in &prop.trace {
+    let steps: &[TraceStep] = if crate::evidence::abridged(&prop.trace) { &[] } else { &prop.trace };
+    for step in steps {
         let repeat = prev.is_some_and(|q| q.range == step.range && q.kind == step.kind);
         same_range = if repeat { same_range + 1 } else { 0 };
         prev = Some(step);

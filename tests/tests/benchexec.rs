@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cpals_tests::{cpals_bin, python_with, root, temp_dir, validate_witnesses};
+use cpals_tests::{cpals_bin, python_with, root, validate_witnesses};
 
 /// The tasks of the `smoke` set in the benchmark definition (task-definition files relative
 /// to the task folder).
@@ -36,7 +36,10 @@ fn files_named(dir: &Path, name: &str, out: &mut Vec<PathBuf>) {
 fn benchexec_runs_cpals_and_agrees_with_the_benchmark_runner() {
     let sv = root().parent().unwrap().join("shared/bench/sv");
     assert!(sv.join("INDEX.tsv").is_file(), "the benchmark tasks are at {}", sv.display());
-    let dir = temp_dir("benchexec");
+    // Not under /tmp: BenchExec's container hides /tmp from the tool it runs.
+    let dir = std::env::current_exe().unwrap().parent().unwrap().join(format!("cpals-benchexec-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
     let py = python_with(&["benchexec", "yaml"]);
 
     // The task folder BenchExec reads (links to ../shared/bench/sv with the property files
@@ -123,4 +126,5 @@ fn benchexec_runs_cpals_and_agrees_with_the_benchmark_runner() {
     let decided = benchexec.values().filter(|v| *v != "unknown").count();
     assert_eq!(witnesses.len(), decided, "one witness per true or false verdict: {witnesses:?}");
     validate_witnesses(&witnesses).unwrap_or_else(|e| panic!("schema validation failed: {e}"));
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -199,10 +199,14 @@ pub fn function_svg(p: &Program, f: &Function, index: usize) -> String {
         };
         let _ = write!(
             svg,
-            r#"<g class="edge{}" data-line="{}" data-col="{}"><path d="{}" marker-end="url(#arrow)"/><text x="{:.1}" y="{:.1}">{}: {}</text><title>line {}: {}</title></g>"#,
+            r#"<g class="edge{}" data-line="{}" data-col="{}"{}><path d="{}" marker-end="url(#arrow)"/><text x="{:.1}" y="{:.1}">{}: {}</text><title>line {}: {}</title></g>"#,
             if call { " call" } else { "" },
             r.line,
             r.col,
+            match e.kind {
+                EdgeKind::Assume { truth, .. } => format!(r#" data-branch="{}""#, truth),
+                _ => String::new(),
+            },
             path,
             lx,
             ly + 4.0,

@@ -33,7 +33,7 @@ fn data(report: &Report, program: &Program) -> Value {
         .properties
         .iter()
         .map(|p| {
-            let inputs = if p.verdict == Verdict::False { crate::evidence::inputs(program, p).ok() } else { None };
+            let inputs = if p.verdict == Verdict::False { crate::evidence::sequence(program, p).ok() } else { None };
             json!({
                 "verdict": p.verdict.as_str(),
                 "line": p.range.line,
@@ -57,7 +57,7 @@ fn data(report: &Report, program: &Program) -> Value {
                         "input": s.input.as_ref().map(|(src, v)| json!([src, v])),
                     })
                 }).collect::<Vec<_>>(),
-                "inputs": inputs.map(|is| is.iter().map(|i| json!([i.function, i.value.to_string()])).collect::<Vec<_>>()),
+                "inputs": inputs.map(|is| is.iter().map(|(f, _, v)| json!([f, v.to_string()])).collect::<Vec<_>>()),
             })
         })
         .collect();

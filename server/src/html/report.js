@@ -50,7 +50,9 @@
   }
 
   function edgesAt(s) {
-    return document.querySelectorAll('svg.cfa .edge[data-line="' + s.line + '"][data-col="' + s.column + '"]');
+    // The two branches of a condition share its position: pick the one the step took.
+    var branch = s.kind === "branch" ? '[data-branch="' + s.branch + '"]' : "";
+    return document.querySelectorAll('svg.cfa .edge[data-line="' + s.line + '"][data-col="' + s.column + '"]' + branch);
   }
 
   function describe(s) {
@@ -164,6 +166,9 @@
   if (first >= 0) selectProp(first);
   // `report.html#tab-cfa` (or `#tab-facts`) opens that tab.
   var fromHash = location.hash.replace(/^#tab-/, "");
-  if (fromHash === "cfa" || fromHash === "facts") showTab(fromHash);
+  if (fromHash === "cfa" || fromHash === "facts") {
+    showTab(fromHash);
+    window.scrollTo(0, 0);
+  }
   document.body.setAttribute("data-ready", "true");
 })();
