@@ -63,6 +63,10 @@ pub struct PropertyReport {
     pub analysis: String,
     /// For violations: the confirmed counterexample, from the entry to the violation.
     pub trace: Vec<TraceStep>,
+    /// For violations found by a long concrete run (confirmed natively, trace abridged):
+    /// every value the run's input functions returned, in order, as `(function, value)`.
+    /// Empty otherwise: the trace's steps carry the inputs.
+    pub inputs: Vec<(String, i128)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

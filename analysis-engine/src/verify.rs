@@ -181,7 +181,8 @@ fn qualified_name(p: &Program, v: crate::ir::VarId) -> String {
 /// What one property ended with.
 #[derive(Clone, Debug)]
 enum Decision {
-    Violated(Vec<TraceStep>),
+    /// The trace, and the full input sequence when the trace does not show it.
+    Violated(Vec<TraceStep>, Vec<(String, i128)>),
     Unknown(String),
 }
 
@@ -241,13 +242,13 @@ pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Repo
                 cancel.child(Some(budget))
             };
             let r = run_summaries(program, config, &phase, &props, &mut stats, found.clone());
-            let violated = |k: &PropertyKey| matches!(r.decisions.get(k), Some(Decision::Violated(_)));
-            if alone || cancel.check().is_err() || props.iter().all(|p| violated(&p.key)) || (r.open_reason.is_none() && r.decisions.values().all(|d| matches!(d, Decision::Violated(_)))) {
+            let violated = |k: &PropertyKey| matches!(r.decisions.get(k), Some(Decision::Violated(..)));
+            if alone || cancel.check().is_err() || props.iter().all(|p| violated(&p.key)) || (r.open_reason.is_none() && r.decisions.values().all(|d| matches!(d, Decision::Violated(..)))) {
                 return r;
             }
             tracing::debug!("the summary analysis ends open ({:?}); the combination continues", r.open_reason);
             proved = r.proved.clone();
-            found = r.decisions.into_iter().filter(|(_, d)| matches!(d, Decision::Violated(_))).collect();
+            found = r.decisions.into_iter().filter(|(_, d)| matches!(d, Decision::Violated(..))).collect();
         }
         let mut config = std::borrow::Cow::Borrowed(config);
         if config.analysis == Analysis::Combined && config.value_first > 0.0 {
@@ -260,13 +261,13 @@ pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Repo
             cfg.order = Order::Dfs;
             cfg.stop_when_blocked = false;
             let r = run_cegar(program, &cfg, &first, &mut stats, found.clone());
-            let violated = |k: &PropertyKey| matches!(r.decisions.get(k), Some(Decision::Violated(_)));
-            let none_blocked = r.decisions.values().all(|d| matches!(d, Decision::Violated(_)));
+            let violated = |k: &PropertyKey| matches!(r.decisions.get(k), Some(Decision::Violated(..)));
+            let none_blocked = r.decisions.values().all(|d| matches!(d, Decision::Violated(..)));
             if cancel.check().is_err() || props.iter().all(|p| violated(&p.key)) || (r.open_reason.is_none() && none_blocked) {
                 return r.with_proved(proved);
             }
             tracing::debug!("the value analysis alone ends open ({:?}); the combination continues", r.open_reason);
-            found = r.decisions.into_iter().filter(|(_, d)| matches!(d, Decision::Violated(_))).collect();
+            found = r.decisions.into_iter().filter(|(_, d)| matches!(d, Decision::Violated(..))).collect();
             let mut next = config.into_owned();
             next.reuse = Some(r.precision.clone());
             config = std::borrow::Cow::Owned(next);
@@ -288,16 +289,16 @@ pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Repo
         .iter()
         .map(|prop| {
             let by_templates = templates.as_ref().is_some_and(|t| t.proved.contains(&prop.key));
-            let (verdict, reason, trace) = match run.decisions.get(&prop.key) {
-                Some(Decision::Violated(t)) => (Verdict::False, None, t.clone()),
+            let (verdict, reason, trace, inputs) = match run.decisions.get(&prop.key) {
+                Some(Decision::Violated(t, i)) => (Verdict::False, None, t.clone(), i.clone()),
                 // Proved by the template invariants (checked inductive bit-precisely).
-                _ if by_templates => (Verdict::True, None, Vec::new()),
+                _ if by_templates => (Verdict::True, None, Vec::new(), Vec::new()),
                 // Proved by the summary analysis before the rest of the combination.
-                _ if run.proved.contains(&prop.key) => (Verdict::True, None, Vec::new()),
-                Some(Decision::Unknown(r)) => (Verdict::Unknown, Some(r.clone()), Vec::new()),
+                _ if run.proved.contains(&prop.key) => (Verdict::True, None, Vec::new(), Vec::new()),
+                Some(Decision::Unknown(r)) => (Verdict::Unknown, Some(r.clone()), Vec::new(), Vec::new()),
                 None => match &run.open_reason {
-                    None => (Verdict::True, None, Vec::new()),
-                    Some(r) => (Verdict::Unknown, Some(r.clone()), Vec::new()),
+                    None => (Verdict::True, None, Vec::new(), Vec::new()),
+                    Some(r) => (Verdict::Unknown, Some(r.clone()), Vec::new(), Vec::new()),
                 },
             };
             PropertyReport {
@@ -314,6 +315,7 @@ pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Repo
                 verdict,
                 reason,
                 trace,
+                inputs,
             }
         })
         .collect();
@@ -395,7 +397,7 @@ fn run_summaries(
     stats.states += r.facts;
     stats.predicates.extend(r.predicates.iter().cloned());
     for (key, v) in &r.violated {
-        decisions.insert(*key, Decision::Violated(build_trace(&w.program, &v.steps, &v.values, None)));
+        decisions.insert(*key, Decision::Violated(build_trace(&w.program, &v.steps, &v.values, None), Vec::new()));
     }
     for (key, why) in &r.unknown {
         decisions.entry(*key).or_insert_with(|| Decision::Unknown(why.clone()));
@@ -482,7 +484,7 @@ fn run_cegar(
                             match outcome {
                                 Refinement::Feasible(values, with_depth) => {
                                     let trace = build_trace(p, &with_depth, &values, None);
-                                    decisions.insert(key, Decision::Violated(trace));
+                                    decisions.insert(key, Decision::Violated(trace, Vec::new()));
                                     cpa.decide(key);
                                 }
                                 Refinement::Unknown(reason) => {
@@ -561,8 +563,8 @@ fn concrete_phase(p: &Program, cfg: &VerifyConfig, cancel: &Cancel, props: &[Pro
         tracing::debug!("concrete run {}: {:?} after {} steps in {:?}", k, run.end, run.steps, t0.elapsed());
         if let RunEnd::Target(key) = &run.end {
             if !found.contains_key(key) {
-                if let Some(trace) = confirm_concrete(p, &run, cancel) {
-                    found.insert(*key, Decision::Violated(trace));
+                if let Some((trace, inputs)) = confirm_concrete(p, &run, cancel) {
+                    found.insert(*key, Decision::Violated(trace, inputs));
                 }
             }
         }
@@ -574,14 +576,15 @@ fn concrete_phase(p: &Program, cfg: &VerifyConfig, cancel: &Cancel, props: &[Pro
 }
 
 /// Confirms a concrete run that reached a violation: by the SMT path check when the run is
-/// short, by a native run of the compiled program otherwise.
-fn confirm_concrete(p: &Program, run: &concrete::Run, cancel: &Cancel) -> Option<Vec<TraceStep>> {
+/// short, by a native run of the compiled program otherwise (then with the run's whole input
+/// sequence, which the abridged trace does not show).
+fn confirm_concrete(p: &Program, run: &concrete::Run, cancel: &Cancel) -> Option<(Vec<TraceStep>, Vec<(String, i128)>)> {
     if let Some(ops) = &run.ops {
         let ctxs: Vec<OpCtx> = ops.iter().map(|&(op, rec)| crate::cpa::op_ctx(p, op, rec)).collect();
         match check_path(p, &ctxs, cancel) {
             PathResult::Feasible(values) => {
                 let depths: Vec<(OpCtx, usize)> = ctxs.iter().copied().zip(run.head.iter().chain(run.tail.iter()).map(|s| s.depth).chain(std::iter::repeat(0))).collect();
-                return Some(build_trace(p, &depths, &values, None));
+                return Some((build_trace(p, &depths, &values, None), Vec::new()));
             }
             PathResult::Infeasible => {
                 tracing::warn!("a concrete run reached a violation the SMT path check refutes; not reported");
@@ -634,7 +637,7 @@ fn confirm_concrete(p: &Program, run: &concrete::Run, cancel: &Cancel) -> Option
                 };
                 trace.extend(build_trace(p, &[(ctx, s.depth)], &[values], None));
             }
-            Some(trace)
+            Some((trace, run.inputs.iter().map(|(f, _, v)| (f.clone(), *v)).collect()))
         }
         other => {
             tracing::debug!("native replay did not confirm a concrete counterexample: {:?}", other);

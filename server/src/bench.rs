@@ -2,6 +2,11 @@
 //! (such as SV-COMP's `bench/sv`) through `cpals check` in child processes, a few at a time,
 //! with a time limit, and prints per category and configuration: correct true/false, wrong,
 //! unknown, the SV-COMP score, the median CPU time per correct answer and the peak memory.
+//!
+//! Every `false` verdict is checked by replaying its counterexample: the child writes an
+//! executable harness (`check --harness`), which is compiled with the program and run; a
+//! replay that does not reach the violation counts as a wrong verdict. With `--keep DIR`
+//! the harnesses and the SV-COMP witnesses the children write are kept there.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -27,12 +32,20 @@ pub struct BenchArgs {
     /// Only tasks whose category starts with one of these (comma-separated).
     #[arg(long)]
     pub category: Option<String>,
+    /// Only tasks whose task-definition file (`yml_file` in INDEX.tsv, e.g.
+    /// `loops/count_up_down-1.yml`) is one of these (comma-separated).
+    #[arg(long)]
+    pub tasks: Option<String>,
     /// Writes one TSV row per task and configuration.
     #[arg(long)]
     pub tsv: Option<PathBuf>,
     /// Extra arguments for `cpals check`, e.g. `--order=rpo`.
     #[arg(long, allow_hyphen_values = true)]
     pub check_args: Option<String>,
+    /// Keeps every task's witness (`NAME.witness.yml`) and harness (`NAME.harness.c`) in
+    /// this folder.
+    #[arg(long, value_name = "DIR")]
+    pub keep: Option<PathBuf>,
 }
 
 #[derive(Clone, Debug)]
@@ -50,9 +63,12 @@ struct Outcome {
     wall: f64,
     max_rss_kb: u64,
     note: String,
+    /// For a `false` verdict: whether its harness replayed to the violation, and what the
+    /// replay showed.
+    replay: Option<(bool, String)>,
 }
 
-fn read_tasks(dir: &Path, filter: Option<&str>) -> Result<Vec<Task>, String> {
+fn read_tasks(dir: &Path, filter: Option<&str>, only: Option<&str>) -> Result<Vec<Task>, String> {
     let index = dir.join("INDEX.tsv");
     let text = std::fs::read_to_string(&index).map_err(|e| format!("cannot read {}: {}", index.display(), e))?;
     let mut tasks = Vec::new();
@@ -66,6 +82,11 @@ fn read_tasks(dir: &Path, filter: Option<&str>) -> Result<Vec<Task>, String> {
         }
         if let Some(f) = filter {
             if !f.split(',').any(|p| cols[0].starts_with(p.trim())) {
+                continue;
+            }
+        }
+        if let Some(o) = only {
+            if !o.split(',').any(|p| p.trim() == cols[2]) {
                 continue;
             }
         }
@@ -188,14 +209,46 @@ fn run_eva(t: &Task, precision: u32, timeout: f64) -> Outcome {
     } else {
         ("error", "no Eva summary".to_string())
     };
-    Outcome { verdict: verdict.to_string(), cpu, wall, max_rss_kb: rss, note }
+    Outcome { verdict: verdict.to_string(), cpu, wall, max_rss_kb: rss, note, replay: None }
 }
 
-fn run_task(exe: &Path, t: &Task, analysis: &str, timeout: f64, extra: &[String]) -> Outcome {
+/// Where a run's witness and harness go: `(witness, harness)`.
+fn artifact_paths(dir: &Path, t: &Task, analysis: &str) -> (PathBuf, PathBuf) {
+    let stem = format!(
+        "{}__{}__{}",
+        t.category.replace(['/', ' '], "_"),
+        t.file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
+        analysis
+    );
+    (dir.join(format!("{}.witness.yml", stem)), dir.join(format!("{}.harness.c", stem)))
+}
+
+/// Replays a `false` verdict's harness against the program; `(reached, what happened)`.
+fn replay(t: &Task, harness: &Path) -> (bool, String) {
+    use analysis_engine::harness::NativeResult;
+    if !harness.is_file() {
+        return (false, "no harness was written".into());
+    }
+    let model = crate::cli::parse_model(&t.data_model).unwrap_or(analysis_engine::cfa::DataModel::Lp64);
+    let externals = match analysis_engine::frontend::SourceInput::read(&t.file).map_err(|e| e.to_string()).and_then(|i| analysis_engine::load(&i, model).map_err(|e| e.to_string())) {
+        Ok(p) => p.externals,
+        Err(e) => return (false, format!("cannot load the program: {}", e)),
+    };
+    match analysis_engine::harness::replay_files(&t.file, harness, model, Duration::from_secs(20), &externals) {
+        NativeResult::Reached(at) => (true, format!("reached {}", at)),
+        NativeResult::NotReached(why) => (false, why),
+        NativeResult::Unavailable(why) => (false, format!("cannot replay: {}", why)),
+    }
+}
+
+fn run_task(exe: &Path, t: &Task, analysis: &str, timeout: f64, extra: &[String], artifacts: &Path) -> Outcome {
     if let Some(prec) = analysis.strip_prefix("frama-c-eva") {
         let precision = prec.trim_start_matches('-').parse().unwrap_or(11);
         return run_eva(t, precision, timeout);
     }
+    let (witness, harness) = artifact_paths(artifacts, t, analysis);
+    let _ = std::fs::remove_file(&witness);
+    let _ = std::fs::remove_file(&harness);
     let mut cmd = Command::new(exe);
     cmd.arg("check")
         .arg("--json")
@@ -205,6 +258,10 @@ fn run_task(exe: &Path, t: &Task, analysis: &str, timeout: f64, extra: &[String]
         .arg(format!("{}", timeout))
         .arg("--data-model")
         .arg(&t.data_model)
+        .arg("--witness")
+        .arg(&witness)
+        .arg("--harness")
+        .arg(&harness)
         .args(extra)
         .arg(&t.file);
     let (out, cpu, wall, rss, killed) = run_child(cmd, timeout + 5.0, Duration::from_secs_f64(4.0 * timeout + 10.0));
@@ -227,7 +284,8 @@ fn run_task(exe: &Path, t: &Task, analysis: &str, timeout: f64, extra: &[String]
     } else {
         (verdict, note)
     };
-    Outcome { verdict, cpu, wall, max_rss_kb: rss, note }
+    let replay = (verdict == "false").then(|| replay(t, &harness));
+    Outcome { verdict, cpu, wall, max_rss_kb: rss, note, replay }
 }
 
 #[derive(Default, Clone)]
@@ -251,6 +309,8 @@ impl Tally {
                 self.correct_true += 1;
                 self.correct_cpu.push(o.cpu);
             }
+            // A violation whose counterexample does not replay natively counts as wrong.
+            ("false", false) if o.replay.as_ref().is_some_and(|(ok, _)| !ok) => self.wrong_false += 1,
             ("false", false) => {
                 self.correct_false += 1;
                 self.correct_cpu.push(o.cpu);
@@ -285,7 +345,7 @@ impl Tally {
 }
 
 pub fn run(args: &BenchArgs) -> i32 {
-    let tasks = match read_tasks(&args.dir, args.category.as_deref()) {
+    let tasks = match read_tasks(&args.dir, args.category.as_deref(), args.tasks.as_deref()) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("cpals bench: {}", e);
@@ -293,6 +353,14 @@ pub fn run(args: &BenchArgs) -> i32 {
         }
     };
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("cpals"));
+    let artifacts = match &args.keep {
+        Some(d) => d.clone(),
+        None => std::env::temp_dir().join(format!("cpals-bench-{}", std::process::id())),
+    };
+    if let Err(e) = std::fs::create_dir_all(&artifacts) {
+        eprintln!("cpals bench: cannot create {}: {}", artifacts.display(), e);
+        return 3;
+    }
     let analyses: Vec<String> = args.analysis.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
     let extra: Vec<String> = args.check_args.as_deref().map(|s| s.split_whitespace().map(String::from).collect()).unwrap_or_default();
     // Jobs: every (task, analysis) pair, interleaved so that configurations see the same load.
@@ -302,13 +370,18 @@ pub fn run(args: &BenchArgs) -> i32 {
     let started = Instant::now();
     std::thread::scope(|s| {
         for _ in 0..args.jobs.max(1) {
-            let (jobs, results, next, tasks, analyses, exe, extra) = (&jobs, &results, &next, &tasks, &analyses, &exe, &extra);
+            let (jobs, results, next, tasks, analyses, exe, extra, artifacts) = (&jobs, &results, &next, &tasks, &analyses, &exe, &extra, &artifacts);
             s.spawn(move || loop {
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(&(t, a)) = jobs.get(i) else { break };
-                let o = run_task(exe, &tasks[t], &analyses[a], args.timeout, extra);
+                let o = run_task(exe, &tasks[t], &analyses[a], args.timeout, extra, artifacts);
+                let replayed = match &o.replay {
+                    Some((true, _)) => " [replayed]".to_string(),
+                    Some((false, why)) => format!(" [REPLAY FAILED: {}]", why),
+                    None => String::new(),
+                };
                 eprintln!(
-                    "[{}/{}] {:<8} {:<60} expected {:<5} got {:<7} {:6.2}s {}",
+                    "[{}/{}] {:<8} {:<60} expected {:<5} got {:<7} {:6.2}s{} {}",
                     i + 1,
                     jobs.len(),
                     analyses[a],
@@ -316,6 +389,7 @@ pub fn run(args: &BenchArgs) -> i32 {
                     tasks[t].expected,
                     o.verdict,
                     o.cpu,
+                    replayed,
                     o.note.chars().take(80).collect::<String>()
                 );
                 results.lock().expect("results").insert((t, a), o);
@@ -324,10 +398,15 @@ pub fn run(args: &BenchArgs) -> i32 {
     });
     let results = results.lock().expect("results");
     if let Some(path) = &args.tsv {
-        let mut out = String::from("analysis\tcategory\tfile\texpected\tverdict\tcpu_s\twall_s\tmax_rss_kb\tnote\n");
+        let mut out = String::from("analysis\tcategory\tfile\texpected\tverdict\tcpu_s\twall_s\tmax_rss_kb\treplay\tnote\n");
         for (&(t, a), o) in results.iter() {
+            let replay = match &o.replay {
+                Some((true, _)) => "reached".to_string(),
+                Some((false, why)) => format!("failed: {}", why.replace(['\t', '\n'], " ")),
+                None => "-".to_string(),
+            };
             out.push_str(&format!(
-                "{}\t{}\t{}\t{}\t{}\t{:.3}\t{:.3}\t{}\t{}\n",
+                "{}\t{}\t{}\t{}\t{}\t{:.3}\t{:.3}\t{}\t{}\t{}\n",
                 analyses[a],
                 tasks[t].category,
                 tasks[t].file.strip_prefix(&args.dir).unwrap_or(&tasks[t].file).display(),
@@ -336,6 +415,7 @@ pub fn run(args: &BenchArgs) -> i32 {
                 o.cpu,
                 o.wall,
                 o.max_rss_kb,
+                replay,
                 o.note.replace(['\t', '\n'], " ")
             ));
         }
@@ -409,8 +489,15 @@ pub fn run(args: &BenchArgs) -> i32 {
             );
         }
     }
+    let (n_false, n_replayed) = results.values().filter_map(|o| o.replay.as_ref()).fold((0, 0), |(n, k), (ok, _)| (n + 1, k + usize::from(*ok)));
+    println!("Replays: {} of {} false verdicts replayed natively to the violation\n", n_replayed, n_false);
+    if args.keep.is_none() {
+        let _ = std::fs::remove_dir_all(&artifacts);
+    }
     let wrong = results.iter().any(|(&(t, _), o)| {
-        (o.verdict == "true" && !tasks[t].expected) || (o.verdict == "false" && tasks[t].expected)
+        (o.verdict == "true" && !tasks[t].expected)
+            || (o.verdict == "false" && tasks[t].expected)
+            || o.replay.as_ref().is_some_and(|(ok, _)| !ok)
     });
     if wrong {
         1

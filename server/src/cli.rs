@@ -1,5 +1,7 @@
-//! Command-line interface: `check` (batch verification), `cfa` (automata as text or Graphviz),
-//! `lsp` (the language server), `bench` and `lsp-bench` (benchmarks).
+//! Command-line interface: `check` (batch verification, with SV-COMP witnesses and
+//! executable harnesses on request), `report` (the HTML report), `replay` (runs a harness),
+//! `cfa` (automata as text or Graphviz), `lsp` (the language server), `bench` and
+//! `lsp-bench` (benchmarks).
 //!
 //! Exit codes of `check`: 0 every property proved (TRUE), 1 a property violated (FALSE),
 //! 2 verdict unknown, 3 the input could not be verified at all (missing file, syntax error,
@@ -80,6 +82,36 @@ enum Command {
         /// Prints counterexample steps under violated properties.
         #[arg(long)]
         trace: bool,
+        /// Writes an SV-COMP witness (format 2.0, YAML): a violation witness for a false
+        /// verdict, a correctness witness (the loop invariants) for a true one, none for
+        /// unknown.
+        #[arg(long, value_name = "FILE")]
+        witness: Option<PathBuf>,
+        /// Writes a C harness that replays the first violated property's counterexample
+        /// (every input function returns the trace's values in order).
+        #[arg(long, value_name = "FILE.c")]
+        harness: Option<PathBuf>,
+    },
+    /// Verifies a file and writes one self-contained HTML page: source, verdicts,
+    /// counterexamples step by step, loop invariants and the automata of every function.
+    Report {
+        file: PathBuf,
+        #[command(flatten)]
+        args: AnalysisArgs,
+        /// The page to write.
+        #[arg(short = 'o', long = "output", value_name = "FILE.html")]
+        output: PathBuf,
+    },
+    /// Compiles a program with a harness written by `check --harness`, runs it and says
+    /// whether it reaches a violation (exit code 1 if it does, 0 if not, 3 if it cannot run).
+    Replay {
+        file: PathBuf,
+        harness: PathBuf,
+        #[arg(long, default_value = "LP64")]
+        data_model: String,
+        /// Time limit of the run in seconds.
+        #[arg(long, default_value_t = 10.0)]
+        timeout: f64,
     },
     /// Runs every task of a benchmark folder (with an INDEX.tsv) and prints a results table.
     Bench(crate::bench::BenchArgs),
@@ -164,7 +196,11 @@ pub fn main() -> i32 {
         }
         Some(Command::Lsp { .. }) => crate::lsp::run_stdio(),
         Some(Command::LspBench(args)) => crate::lsp_bench::run(&args),
-        Some(Command::Check { file, args, json, trace }) => check(&file, &args, json, trace),
+        Some(Command::Check { file, args, json, trace, witness, harness }) => {
+            check(&file, &args, &Outputs { json, trace, witness, harness })
+        }
+        Some(Command::Report { file, args, output }) => report(&file, &args, &output),
+        Some(Command::Replay { file, harness, data_model, timeout }) => replay(&file, &harness, &data_model, timeout),
         Some(Command::Bench(args)) => crate::bench::run(&args),
         Some(Command::Cfa { file, dot, data_model }) => cfa(&file, dot, &data_model),
     }
@@ -175,7 +211,16 @@ fn load(file: &PathBuf, model: DataModel) -> Result<analysis_engine::cfa::Progra
     analysis_engine::load(&input, model).map_err(|e| e.to_string())
 }
 
-fn check(file: &PathBuf, args: &AnalysisArgs, json: bool, trace: bool) -> i32 {
+/// What `check` prints and writes besides the verdict.
+pub struct Outputs {
+    pub json: bool,
+    pub trace: bool,
+    pub witness: Option<PathBuf>,
+    pub harness: Option<PathBuf>,
+}
+
+fn check(file: &PathBuf, args: &AnalysisArgs, out: &Outputs) -> i32 {
+    let (json, trace) = (out.json, out.trace);
     let (cfg, model) = match args.config() {
         Ok(c) => c,
         Err(e) => {
@@ -207,10 +252,104 @@ fn check(file: &PathBuf, args: &AnalysisArgs, json: bool, trace: bool) -> i32 {
     } else {
         print_text(&report, trace);
     }
+    if let Some(path) = &out.witness {
+        write_witness(file, path, &report, &program, model);
+    }
+    if let Some(path) = &out.harness {
+        match crate::evidence::replayable(&program, &report.properties).and_then(|p| crate::evidence::harness(&program, p)) {
+            Ok(text) => {
+                if let Err(e) = std::fs::write(path, text) {
+                    eprintln!("cpals: cannot write {}: {}", path.display(), e);
+                }
+            }
+            Err(why) => eprintln!("cpals: no harness written: {}", why),
+        }
+    }
     match report.verdict {
         Verdict::True => EXIT_TRUE,
         Verdict::False => EXIT_FALSE,
         Verdict::Unknown => EXIT_UNKNOWN,
+    }
+}
+
+fn write_witness(file: &std::path::Path, path: &std::path::Path, report: &Report, program: &analysis_engine::cfa::Program, model: DataModel) {
+    let text = crate::witness::Task::read(file, model).and_then(|task| crate::witness::witness(report, program, &task));
+    match text {
+        Ok(crate::witness::Witness::Violation(t) | crate::witness::Witness::Correctness(t)) => {
+            if let Err(e) = std::fs::write(path, t) {
+                eprintln!("cpals: cannot write {}: {}", path.display(), e);
+            }
+        }
+        Err(why) => eprintln!("cpals: no witness written: {}", why),
+    }
+}
+
+fn report(file: &PathBuf, args: &AnalysisArgs, output: &PathBuf) -> i32 {
+    let (cfg, model) = match args.config() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("cpals: {}", e);
+            return EXIT_ERROR;
+        }
+    };
+    let program = match load(file, model) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("{}", e);
+            return EXIT_ERROR;
+        }
+    };
+    let report = analysis_engine::verify(&program, &cfg, &Cancel::new());
+    let page = crate::html::page(&report, &program);
+    if let Err(e) = std::fs::write(output, page) {
+        eprintln!("cpals: cannot write {}: {}", output.display(), e);
+        return EXIT_ERROR;
+    }
+    print_text(&report, false);
+    match report.verdict {
+        Verdict::True => EXIT_TRUE,
+        Verdict::False => EXIT_FALSE,
+        Verdict::Unknown => EXIT_UNKNOWN,
+    }
+}
+
+fn replay(file: &PathBuf, harness: &PathBuf, data_model: &str, timeout: f64) -> i32 {
+    let model = match parse_model(data_model) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("cpals: {}", e);
+            return EXIT_ERROR;
+        }
+    };
+    if !(timeout > 0.0 && timeout.is_finite()) {
+        eprintln!("cpals: the timeout must be a positive number of seconds");
+        return EXIT_ERROR;
+    }
+    if !harness.is_file() {
+        eprintln!("cpals: cannot read {}", harness.display());
+        return EXIT_ERROR;
+    }
+    let program = match load(file, model) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("{}", e);
+            return EXIT_ERROR;
+        }
+    };
+    use analysis_engine::harness::NativeResult;
+    match analysis_engine::harness::replay_files(file, harness, model, Duration::from_secs_f64(timeout), &program.externals) {
+        NativeResult::Reached(at) => {
+            println!("reached: {}", at);
+            EXIT_FALSE
+        }
+        NativeResult::NotReached(why) => {
+            println!("not reached: {}", why);
+            EXIT_TRUE
+        }
+        NativeResult::Unavailable(why) => {
+            eprintln!("cpals: cannot replay: {}", why);
+            EXIT_ERROR
+        }
     }
 }
 

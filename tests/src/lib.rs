@@ -185,3 +185,66 @@ pub fn file_uri(path: &Path) -> String {
 pub fn temp_uri(name: &str) -> String {
     file_uri(&std::env::temp_dir().join(name))
 }
+
+/// A Python interpreter with `jsonschema`, `PyYAML` and (for the BenchExec test) `benchexec`:
+/// `CPALS_PYTHON`, then `~/.cache/cpals/tools-venv/bin/python` (where `.ci/run` installs
+/// them), then `python3`. Panics with install instructions when none has the modules.
+pub fn python_with(modules: &[&str]) -> PathBuf {
+    let mut candidates = Vec::new();
+    if let Some(p) = std::env::var_os("CPALS_PYTHON") {
+        candidates.push(PathBuf::from(p));
+    }
+    if let Some(home) = std::env::var_os("HOME") {
+        candidates.push(PathBuf::from(home).join(".cache/cpals/tools-venv/bin/python"));
+    }
+    candidates.push(PathBuf::from("python3"));
+    let probe = modules.iter().map(|m| format!("import {m}")).collect::<Vec<_>>().join("; ");
+    for c in &candidates {
+        let ok = std::process::Command::new(c).args(["-c", &probe]).output().is_ok_and(|o| o.status.success());
+        if ok {
+            return c.clone();
+        }
+    }
+    panic!(
+        "no Python with the modules {modules:?} (tried {candidates:?}). Install them with \
+         `python3 -m venv ~/.cache/cpals/tools-venv && ~/.cache/cpals/tools-venv/bin/pip install benchexec jsonschema pyyaml` \
+         (what .ci/run does) or set CPALS_PYTHON"
+    );
+}
+
+/// Reads a YAML file as JSON (through Python's PyYAML, so that the test does not trust
+/// cpals's own writer).
+pub fn yaml_as_json(path: &Path) -> serde_json::Value {
+    let py = python_with(&["yaml"]);
+    let out = std::process::Command::new(py)
+        .args(["-c", "import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1], encoding='utf-8'))))"])
+        .arg(path)
+        .output()
+        .expect("python runs");
+    assert!(out.status.success(), "{} is not YAML: {}", path.display(), String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("JSON from python")
+}
+
+/// Validates witness files with `tests/witness-schema/validate.py`; `Err` with its report.
+pub fn validate_witnesses(paths: &[PathBuf]) -> Result<String, String> {
+    let py = python_with(&["jsonschema", "yaml", "referencing"]);
+    let out = std::process::Command::new(py)
+        .arg(root().join("tests/witness-schema/validate.py"))
+        .args(paths)
+        .output()
+        .expect("python runs");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    if out.status.success() {
+        Ok(text)
+    } else {
+        Err(text)
+    }
+}
+
+/// A fresh temporary directory for one test.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("cpals-{}-{}", name, std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("temporary directory");
+    d
+}

@@ -611,6 +611,7 @@ pub fn verify_templates(program: &Program, config: &crate::VerifyConfig, mode: T
                 },
                 analysis: analysis.clone(),
                 trace: Vec::new(),
+                inputs: Vec::new(),
             }
         })
         .collect();

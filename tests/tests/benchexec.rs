@@ -1,0 +1,130 @@
+//! BenchExec support (issue 7): `cpals` runs under BenchExec with the tool-info module
+//! `tools/benchexec/cpals_benchexec/cpals.py` on the benchmark definition
+//! `tools/benchexec/cpals-sv.xml` (its `smoke` task set), BenchExec's verdicts are those of the
+//! benchmark runner (`cpals bench`) on the same tasks, and every witness the runs leave as
+//! result files passes schema validation. Needs `benchexec` in the Python `.ci/run` sets up.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use cpals_tests::{cpals_bin, python_with, root, validate_witnesses};
+
+/// The tasks of the `smoke` set in the benchmark definition (task-definition files relative
+/// to the task folder).
+fn smoke_tasks() -> Vec<String> {
+    let xml = std::fs::read_to_string(root().join("tools/benchexec/cpals-sv.xml")).unwrap();
+    let block = xml.split("<tasks name=\"smoke\">").nth(1).and_then(|t| t.split("</tasks>").next()).expect("a smoke task set");
+    block
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("<include>tasks/").and_then(|l| l.strip_suffix("</include>")))
+        .map(String::from)
+        .collect()
+}
+
+fn files_named(dir: &Path, name: &str, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            files_named(&p, name, out);
+        } else if p.file_name().is_some_and(|n| n == name) {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn benchexec_runs_cpals_and_agrees_with_the_benchmark_runner() {
+    let sv = root().parent().unwrap().join("shared/bench/sv");
+    assert!(sv.join("INDEX.tsv").is_file(), "the benchmark tasks are at {}", sv.display());
+    // Not under /tmp: BenchExec's container hides /tmp from the tool it runs.
+    let dir = std::env::current_exe().unwrap().parent().unwrap().join(format!("cpals-benchexec-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let py = python_with(&["benchexec", "yaml"]);
+
+    // The task folder BenchExec reads (links to ../shared/bench/sv with the property files
+    // the task definitions name), beside a copy of the benchmark definition.
+    let out = Command::new(&py).arg(root().join("tools/benchexec/prepare-tasks.py")).arg(&sv).arg(dir.join("tasks")).output().unwrap();
+    assert!(out.status.success(), "prepare-tasks.py: {}", String::from_utf8_lossy(&out.stderr));
+    std::fs::copy(root().join("tools/benchexec/cpals-sv.xml"), dir.join("cpals-sv.xml")).unwrap();
+
+    let bin = cpals_bin();
+    let results = dir.join("results");
+    let out = Command::new(&py)
+        .args(["-c", "import sys; from benchexec.benchexec import main; sys.argv[0] = 'benchexec'; sys.exit(main())"])
+        .arg(dir.join("cpals-sv.xml"))
+        .args(["--tasks", "smoke", "--rundefinition", "value", "--no-compress-results", "--tool-directory"])
+        .arg(bin.parent().unwrap())
+        .arg("--outputpath")
+        .arg(format!("{}/", results.display()))
+        .env("PYTHONPATH", root().join("tools/benchexec"))
+        .current_dir(&dir)
+        .output()
+        .expect("benchexec runs");
+    let log = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "benchexec failed:\n{log}");
+
+    // BenchExec's verdict per task, from its result file.
+    let xml = std::fs::read_dir(&results)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().ends_with(".results.value.smoke.xml"))
+        .unwrap_or_else(|| panic!("no result file:\n{log}"));
+    let out = Command::new(&py)
+        .args([
+            "-c",
+            "import sys, xml.etree.ElementTree as E\nfor r in E.parse(sys.argv[1]).getroot().iter('run'):\n  s = [c.get('value') for c in r.iter('column') if c.get('title') == 'status']\n  print(r.get('name').split('tasks/', 1)[1] + '\\t' + (s[0] if s else '?'))",
+        ])
+        .arg(&xml)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let benchexec: std::collections::BTreeMap<String, String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_once('\t'))
+        .map(|(task, status)| {
+            let v = match status {
+                "true" => "true",
+                "false(unreach-call)" => "false",
+                s if s.starts_with("unknown") || s.starts_with("TIMEOUT") => "unknown",
+                s => panic!("{task}: BenchExec status {s}:\n{log}"),
+            };
+            (task.to_string(), v.to_string())
+        })
+        .collect();
+    let tasks = smoke_tasks();
+    assert_eq!(benchexec.keys().cloned().collect::<Vec<_>>(), { let mut t = tasks.clone(); t.sort(); t }, "one run per smoke task");
+
+    // The benchmark runner's verdicts on the same tasks.
+    let tsv = dir.join("bench.tsv");
+    let out = Command::new(&bin)
+        .arg("bench")
+        .arg(&sv)
+        .args(["--analysis", "value", "--timeout", "30", "--jobs", "2", "--tasks", &tasks.join(",")])
+        .arg("--tsv")
+        .arg(&tsv)
+        .output()
+        .expect("cpals bench runs");
+    let text = std::fs::read_to_string(&tsv).unwrap_or_else(|e| panic!("no TSV ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+    let index = std::fs::read_to_string(sv.join("INDEX.tsv")).unwrap();
+    let yml_of = |c_file: &str| index.lines().find(|l| l.split('\t').nth(1) == Some(c_file)).and_then(|l| l.split('\t').nth(2)).unwrap().to_string();
+    let runner: std::collections::BTreeMap<String, String> = text
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let c: Vec<&str> = l.split('\t').collect();
+            (yml_of(c[2]), c[4].to_string())
+        })
+        .collect();
+    assert_eq!(benchexec, runner, "BenchExec's table and the runner's verdicts");
+    assert!(runner.values().any(|v| v == "true") && runner.values().any(|v| v == "false"), "the smoke set has proofs and violations: {runner:?}");
+
+    // Every run with a verdict left its witness, and all of them pass the schema.
+    let mut witnesses = Vec::new();
+    files_named(&results, "witness.yml", &mut witnesses);
+    let decided = benchexec.values().filter(|v| *v != "unknown").count();
+    assert_eq!(witnesses.len(), decided, "one witness per true or false verdict: {witnesses:?}");
+    validate_witnesses(&witnesses).unwrap_or_else(|e| panic!("schema validation failed: {e}"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,1 @@
+"""BenchExec integration of cpals: the tool-info module `cpals_benchexec.cpals`."""
