@@ -193,17 +193,8 @@ pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Repo
     }
     let started = Instant::now();
     let cancel = cancel.child(config.timeout);
-    let restricted;
-    let program = match config.entry.as_deref() {
-        Some(name) => match program.by_name.get(name).and_then(|&f| program.for_root(f)) {
-            Some(p) => {
-                restricted = p;
-                &restricted
-            }
-            None => program,
-        },
-        None => program,
-    };
+    let restricted = program.for_entry(config.entry.as_deref());
+    let program: &Program = &restricted;
     let props = properties(program);
     let mut stats = Stats::default();
     // The template analysis alongside the CEGAR analyses (issue 5): invariants for every loop,

@@ -318,6 +318,15 @@ impl Program {
         Some(p)
     }
 
+    /// The program restricted to the root named `entry` (see [`Program::for_root`]); the
+    /// whole program without an entry or when `entry` names no root.
+    pub fn for_entry(&self, entry: Option<&str>) -> std::borrow::Cow<'_, Program> {
+        match entry.and_then(|name| self.by_name.get(name)).and_then(|&f| self.for_root(f)) {
+            Some(p) => std::borrow::Cow::Owned(p),
+            None => std::borrow::Cow::Borrowed(self),
+        }
+    }
+
     /// Functions that can call themselves, directly or through others.
     pub fn recursive_functions(&self) -> Vec<FuncId> {
         self.func_ids()

@@ -121,44 +121,6 @@ fn apply(enc: &mut Encoder, p: &Program, mods: &[BTreeSet<VarId>], op: BOp) -> B
     }
 }
 
-/// Joins the states of a node's incoming edges: a fresh version for each variable whose
-/// versions differ, equal to the version of the edge taken.
-fn merge(enc: &mut Encoder, ins: Vec<(Bool, HashMap<VarId, u32>)>) -> (Bool, HashMap<VarId, u32>) {
-    match ins.len() {
-        0 => (Bool::from_bool(false), HashMap::new()),
-        1 => ins.into_iter().next().expect("one"),
-        _ => {
-            let reaches: Vec<&Bool> = ins.iter().map(|(r, _)| r).collect();
-            let reach = Bool::or(&reaches);
-            let mut vars: BTreeSet<VarId> = BTreeSet::new();
-            for (_, m) in &ins {
-                vars.extend(m.keys().copied());
-            }
-            let mut out = HashMap::new();
-            for v in vars {
-                let versions: Vec<u32> = ins.iter().map(|(_, m)| m.get(&v).copied().unwrap_or(0)).collect();
-                if versions.iter().all(|&x| x == versions[0]) {
-                    out.insert(v, versions[0]);
-                    continue;
-                }
-                enc.cur = HashMap::new();
-                let fresh = enc.bump(v, None);
-                let ver = enc.cur[&v];
-                for ((r, _), &old) in ins.iter().zip(&versions) {
-                    let eq = match (&fresh, enc.term(v, old)) {
-                        (VTerm::Scalar(a), VTerm::Scalar(b)) => a.eq(&b),
-                        (VTerm::Arr(a), VTerm::Arr(b)) => z3::ast::Array::eq(a, &b),
-                        _ => Bool::from_bool(true),
-                    };
-                    enc.constraints.push(r.implies(&eq));
-                }
-                out.insert(v, ver);
-            }
-            (reach, out)
-        }
-    }
-}
-
 /// `a < b` becomes `a <= b - 1` (and the like) over integers, everywhere in `d`.
 fn nonstrict(d: &Dynamic, memo: &mut HashMap<usize, (Dynamic, Dynamic)>) -> Dynamic {
     if !d.is_app() || d.num_children() == 0 {
@@ -230,7 +192,11 @@ fn encode_block<'p>(p: &'p Program, mods: &[BTreeSet<VarId>], g: &BlockGraph, in
         } else {
             let ins: Vec<(Bool, HashMap<VarId, u32>)> =
                 node.inc.iter().map(|&e| (marks[e as usize].clone(), edge_ssa[e as usize].take().unwrap_or_default())).collect();
-            merge(&mut enc, ins)
+            if ins.is_empty() {
+                (Bool::from_bool(false), HashMap::new())
+            } else {
+                crate::smt::block::merge(&mut enc, ins)
+            }
         };
         for &e in &node.out {
             enc.cur = s.clone();

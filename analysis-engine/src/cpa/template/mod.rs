@@ -575,17 +575,8 @@ pub fn invariant_reports(program: &Program, invariants: &[LoopInvariant]) -> Vec
 pub fn verify_templates(program: &Program, config: &crate::VerifyConfig, mode: TemplateMode, cancel: &Cancel) -> Report {
     let started = Instant::now();
     let cancel = cancel.child(config.timeout);
-    let restricted;
-    let program = match config.entry.as_deref() {
-        Some(name) => match program.by_name.get(name).and_then(|&f| program.for_root(f)) {
-            Some(p) => {
-                restricted = p;
-                &restricted
-            }
-            None => program,
-        },
-        None => program,
-    };
+    let restricted = program.for_entry(config.entry.as_deref());
+    let program: &Program = &restricted;
     let cfg = mode.config();
     let res = template_invariants(program, &cfg, &cancel);
     let analysis = mode.name().to_string();
