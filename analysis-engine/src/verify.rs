@@ -111,8 +111,8 @@ pub struct VerifyConfig {
     /// value analysis to the predicate analysis.
     pub threshold: usize,
     /// `combined` first runs the explicit-value analysis alone with this share of the time
-    /// left (10 s without a time limit) and stops it at the first error path the values
-    /// cannot refute; the combination then starts from its precision (0 disables).
+    /// left (10 s without a time limit; in two slices when the template analysis runs, see
+    /// `VALUE_SLICE`); the combination then starts from its precision (0 disables).
     pub value_first: f64,
     /// For programs with recursion, `combined` first runs the summary analysis with this share
     /// of the time left (20 s without a time limit; 0 disables).
@@ -126,9 +126,9 @@ pub struct VerifyConfig {
     pub concrete_time: Duration,
     /// Steps one concrete run may take.
     pub concrete_steps: u64,
-    /// `combined` first runs the template analysis (local policy iteration, `cpa::template`)
-    /// with this share of the time left (at most 10 s without a time limit): its invariants
-    /// are reported and a property it proves is proved (0 disables).
+    /// `combined` runs the template analysis (local policy iteration, `cpa::template`) after
+    /// the first value slice, with this share of the time left (at most 10 s without a time
+    /// limit): its invariants are reported and a property it proves is proved (0 disables).
     pub templates: f64,
 }
 
@@ -197,26 +197,11 @@ pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Repo
     let program: &Program = &restricted;
     let props = properties(program);
     let mut stats = Stats::default();
-    // The template analysis alongside the CEGAR analyses (issue 5): invariants for every loop,
-    // and proofs where they suffice. It never reports a violation.
-    let templates = (config.analysis == Analysis::Combined && config.templates > 0.0).then(|| {
-        let budget = cancel.remaining_ms().map_or(Duration::from_secs(10), |ms| Duration::from_millis((ms as f64 * config.templates) as u64));
-        let tcancel = cancel.child(Some(budget));
-        crate::cpa::template::template_invariants(program, &crate::cpa::template::TemplateConfig::ladder(), &tcancel)
-    });
-    let all_by_templates = templates.as_ref().is_some_and(|t| !props.is_empty() && props.iter().all(|p| t.proved.contains(&p.key)));
+    // The template analysis (issue 5) runs inside the combination, after a short slice of the
+    // value analysis: invariants for every loop, and proofs where they suffice.
+    let mut templates: Option<crate::cpa::template::TemplateResult> = None;
+    let mut all_by_templates = false;
     let run = crate::smt::interruptible(&cancel, || {
-        if all_by_templates {
-            // Every property is proved already: no CEGAR run (and no unreachable-code report).
-            return RunResult {
-                decisions: BTreeMap::new(),
-                open_reason: None,
-                unreachable: Vec::new(),
-                invariants: Vec::new(),
-                precision: Arc::new(PrecisionHint::default()),
-                proved: BTreeSet::new(),
-            };
-        }
         let mut found = BTreeMap::new();
         if config.concrete_runs > 0 && !props.is_empty() {
             concrete_phase(program, config, &cancel, &props, &mut found);
@@ -241,12 +226,32 @@ pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Repo
             proved = r.proved.clone();
             found = r.decisions.into_iter().filter(|(_, d)| matches!(d, Decision::Violated(..))).collect();
         }
+        let combined = config.analysis == Analysis::Combined;
+        let with_templates = combined && config.templates > 0.0;
         let mut config = std::borrow::Cow::Borrowed(config);
-        if config.analysis == Analysis::Combined && config.value_first > 0.0 {
-            // The explicit-value analysis alone first (a sequential combination, as in
-            // CPAchecker's competition configurations): it is the fastest where it suffices.
-            let budget = cancel.remaining_ms().map_or(Duration::from_secs(10), |ms| Duration::from_millis((ms as f64 * config.value_first) as u64));
-            let first = cancel.child(Some(budget));
+        // The explicit-value analysis alone first (a sequential combination, as in
+        // CPAchecker's competition configurations): it is the fastest where it suffices. With
+        // the template analysis on, it first gets a short slice (most of its answers take well
+        // under a second, docs/benchmarks.md), so that a violated property is reported before
+        // the template ladder spends its share on it; the rest of its share comes after the
+        // templates.
+        let mut value_slices: Vec<Duration> = Vec::new();
+        if combined && config.value_first > 0.0 {
+            let share = cancel.remaining_ms().map_or(Duration::from_secs(10), |ms| Duration::from_millis((ms as f64 * config.value_first) as u64));
+            if with_templates && share > VALUE_SLICE {
+                value_slices = vec![VALUE_SLICE, share - VALUE_SLICE];
+            } else {
+                value_slices = vec![share];
+            }
+        }
+        for (i, budget) in value_slices.iter().enumerate() {
+            if i == 1 {
+                if let Some(t) = run_template_phase(program, &config, &cancel, &props, &found, &mut templates) {
+                    all_by_templates = true;
+                    return t.with_proved(proved);
+                }
+            }
+            let first = cancel.child(Some(*budget));
             let mut cfg = config.clone().into_owned();
             cfg.analysis = Analysis::Value;
             cfg.order = Order::Dfs;
@@ -262,6 +267,17 @@ pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Repo
             let mut next = config.into_owned();
             next.reuse = Some(r.precision.clone());
             config = std::borrow::Cow::Owned(next);
+            // Only a slice that ran out of time gets a second one: an error path the values
+            // could not refute stays so with more time.
+            if first.check().is_ok() {
+                break;
+            }
+        }
+        if with_templates && templates.is_none() {
+            if let Some(t) = run_template_phase(program, &config, &cancel, &props, &found, &mut templates) {
+                all_by_templates = true;
+                return t.with_proved(proved);
+            }
         }
         run_cegar(program, &config, &cancel, &mut stats, found).with_proved(proved)
     });
@@ -333,6 +349,48 @@ pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Repo
         stats,
         precision: Some(run.precision),
     }
+}
+
+/// The first slice of the value analysis in `combined` when the template analysis runs.
+const VALUE_SLICE: Duration = Duration::from_secs(1);
+
+/// The template ladder in `combined`, with its share of the time left (at most 10 s without
+/// a time limit). Its result goes to `slot`; when its invariants prove every property not
+/// already violated (`found`), the combination ends here with those violations.
+fn run_template_phase(
+    program: &Program,
+    config: &VerifyConfig,
+    cancel: &Cancel,
+    props: &[Property],
+    found: &BTreeMap<PropertyKey, Decision>,
+    slot: &mut Option<crate::cpa::template::TemplateResult>,
+) -> Option<RunResult> {
+    let budget = cancel.remaining_ms().map_or(Duration::from_secs(10), |ms| Duration::from_millis((ms as f64 * config.templates) as u64));
+    // On a thread of its own, so with a Z3 context of its own: how far the ladder got before
+    // its budget ran out must not change what the solver does for the analyses after it.
+    let tcancel = cancel.child(Some(budget));
+    let t = std::thread::scope(|s| {
+        s.spawn(|| crate::cpa::template::template_invariants(program, &crate::cpa::template::TemplateConfig::ladder(), &tcancel)).join()
+    });
+    let t = match t {
+        Ok(t) => t,
+        Err(_) => {
+            tracing::warn!("the template analysis panicked; the combination goes on without it");
+            return None;
+        }
+    };
+    // Every property must be decided here: one without a decision would count as proved.
+    let done = !props.is_empty()
+        && props.iter().all(|p| t.proved.contains(&p.key) || matches!(found.get(&p.key), Some(Decision::Violated(..))));
+    *slot = Some(t);
+    done.then(|| RunResult {
+        decisions: found.iter().filter(|(_, d)| matches!(d, Decision::Violated(..))).map(|(k, d)| (*k, d.clone())).collect(),
+        open_reason: None,
+        unreachable: Vec::new(),
+        invariants: Vec::new(),
+        precision: config.reuse.clone().unwrap_or_default(),
+        proved: BTreeSet::new(),
+    })
 }
 
 /// The condition text of a property: the assertion's string, or the helper call's argument.

@@ -86,7 +86,7 @@ async fn a_client_sees_proofs_violations_traces_dead_code_and_invariants() {
     let hover = c.call("textDocument/hover", json!({"textDocument": {"uri": uri}, "position": {"line": loop_line, "character": 3}})).await;
     let md = hover["contents"]["value"].as_str().unwrap();
     assert!(md.contains("Loop invariant") && md.contains("0 <= i && i <= 10"), "{md}");
-    assert!(md.contains("found by: the lpi analysis") && md.contains("checked inductive: yes"), "{md}");
+    assert!(md.contains("found by: the value analysis") && md.contains("checked inductive: yes"), "{md}");
 
     let lenses = c.call("textDocument/codeLens", json!({"textDocument": {"uri": uri}})).await;
     let titles: Vec<&str> = lenses.as_array().unwrap().iter().map(|l| l["command"]["title"].as_str().unwrap()).collect();

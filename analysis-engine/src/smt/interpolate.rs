@@ -33,6 +33,8 @@ use crate::smt::solver;
 
 /// Per-query limit for interpolation.
 const QUERY_MS: u64 = 10_000;
+/// Spacer's limit when another encoding is left to try.
+const SPACER_FIRST_MS: u64 = 2_000;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Strategy {
@@ -229,7 +231,11 @@ pub(crate) fn sequence_interpolant_formulas_in(
     }
     let mut why = Vec::new();
     let mut any_infeasible = false;
-    for &theory in encodings {
+    for (i, &theory) in encodings.iter().enumerate() {
+        // An encoding with another one after it gets a shorter Spacer query: Spacer either
+        // answers a path of a few blocks in milliseconds or not within seconds (seen: 10 s
+        // for nothing on a six-block path with the C ranges, 30 ms without them).
+        let spacer_cancel = if i + 1 < encodings.len() { cancel.child(Some(std::time::Duration::from_millis(SPACER_FIRST_MS))) } else { cancel.clone() };
         let path = EncodedPath::with_theory(p, blocks, theory);
         if !path.infeasible(cancel) {
             continue;
@@ -239,7 +245,7 @@ pub(crate) fn sequence_interpolant_formulas_in(
             cancel.check().map_err(|i| i.describe())?;
             let t0 = std::time::Instant::now();
             let result = match s {
-                Strategy::Spacer => spacer(&path, cancel),
+                Strategy::Spacer => spacer(&path, &spacer_cancel),
                 Strategy::QeCore => qe_core(&path, cancel),
                 Strategy::Farkas => farkas(&path, cancel),
             };
