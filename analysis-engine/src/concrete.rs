@@ -677,7 +677,8 @@ pub fn run(p: &Program, plan: &Plan, inputs: &mut dyn InputStrategy, limits: &Ru
         if out.steps > limits.max_steps {
             break RunEnd::StepLimit;
         }
-        if out.steps % (1 << 20) == 0 && cancel.check().is_err() {
+        // Every 65,536 steps (a few milliseconds): an edit in the editor cancels within that.
+        if out.steps % (1 << 16) == 0 && cancel.check().is_err() {
             break RunEnd::Cancelled;
         }
         let (func, node) = (m.frame().func, m.frame().node);

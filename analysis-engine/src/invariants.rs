@@ -53,24 +53,22 @@ pub fn inductive_subset(p: &Program, mut cands: Annotations, cancel: &Cancel) ->
     }
     // Cut points that are not function entries or loop heads keep no candidates.
     cands.retain(|(f, n), _| funcs.contains(f) && (p.cfa(*f).node(*n).loop_head || p.cfa(*f).entry == *n));
-    // One solver per block for the whole iteration (a fresh Z3 solver costs more than the
-    // small queries here): the encoder's constraints, which only define fresh symbols, stay
-    // asserted at its base level; each round's assumptions are pushed and popped.
-    let mut solvers: Vec<(Solver, usize)> = blocks.iter().map(|_| (solver(cancel, QUERY_MS), 0)).collect();
+    // One solver for all of it, each block's query in a scope of its own (the blocks'
+    // encoders name their symbols alike): a fresh Z3 solver costs more than these queries.
+    let s: Solver = solver(cancel, QUERY_MS);
     loop {
         if cancel.check().is_err() {
             return Annotations::new();
         }
         let mut changed = false;
-        for ((enc, b), (s, asserted)) in blocks.iter_mut().zip(solvers.iter_mut()) {
+        for (enc, b) in blocks.iter_mut() {
             let pre = cands.get(&(b.func, b.start)).cloned().unwrap_or_default();
             enc.cur = b.start_ssa.clone();
             let pre_terms: Vec<Bool> = pre.iter().map(|e| enc.cond(e).0).collect();
-            for c in &enc.constraints[*asserted..] {
+            s.push();
+            for c in &enc.constraints {
                 s.assert(c);
             }
-            *asserted = enc.constraints.len();
-            s.push();
             for t in &pre_terms {
                 s.assert(t);
             }

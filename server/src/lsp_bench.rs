@@ -7,7 +7,7 @@
 //!   each root is a verification unit). One line of one root is edited, then the file is saved:
 //!   only that unit is verified again, the others come from the cache.
 //! - `slow.c`: a loop the value analysis needs many seconds for; an edit while it runs must
-//!   cancel it.
+//!   cancel it (edits from 0.5 s to 4 s into the job, so every phase of the analysis is hit).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -198,8 +198,10 @@ async fn bench(args: &LspBenchArgs) -> Result<(), String> {
             c.save(&su).await;
         }
         c.wait_for("a verification job's progress", |m| m.method() == Some("$/progress") && m.msg["params"]["value"]["kind"] == "begin").await;
-        // Let the engine get deep into its work.
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        // Let the engine get into its work: 0.5 s to 4 s in, so that the edits land in each
+        // phase of the analysis (concrete runs, value analysis, templates, predicates).
+        let into = 500 + (i as u64 * 3500) / (args.cancels.max(2) as u64 - 1);
+        tokio::time::sleep(Duration::from_millis(into)).await;
         sversion += 1;
         let t = Instant::now();
         c.replace_line(&su, sversion, 0, "#include <assert.h>\n").await;

@@ -6,11 +6,13 @@
 //! (`Theory::Int` exact: every value in its type's range, wrap-around on overflow), so that
 //! an optimum is a sound bound under C's semantics. Each edge gets a marking variable that is
 //! true exactly when the edge is taken; the markers at the optimum give the policy (a path).
-//! Strict comparisons are rewritten into non-strict ones before anything reaches `Optimize`
-//! (Z3 4.8.12 returns too small suprema for strict inequalities over reals, issue #5720), and
-//! every bound read from `Optimize` is confirmed by a plain solver query (`t > d` must be
-//! unsatisfiable) before it is used. A query that times out, is interrupted or returns a bound
-//! that fails the confirmation yields no bound: the template is dropped, which is sound.
+//! The optimum of a template is found with plain satisfiability queries (a model's value,
+//! then galloping and bisection with `t >= k`; `LpiSmt::maximize`), not with Z3's `Optimize`,
+//! which in Z3 4.8.12 can crash the process when a query is cancelled. Every bound is thus
+//! established by an unsatisfiable query. Strict comparisons are rewritten into non-strict
+//! ones (from the days of `Optimize`, which returned too small suprema for strict inequalities
+//! over reals, Z3 issue #5720; harmless now). A query that times out or is interrupted yields
+//! no bound: the template is dropped, which is sound.
 //!
 //! The same blocks encoded over bit-vectors check candidate invariants and property targets
 //! (`CheckSmt`): linear forms are evaluated over bit-vectors wide enough never to overflow, so
@@ -19,7 +21,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use z3::ast::{Ast, Bool, Dynamic, Int, BV};
-use z3::{Model, Optimize, Params, SatResult, SortKind};
+use z3::{Model, Params, SortKind};
 use z3_sys::DeclKind;
 
 use crate::cfa::{EdgeKind, Program};
@@ -305,35 +307,6 @@ impl<'p> EncBlock<'p> {
     }
 }
 
-/// Reads a bound from `Optimize`: a finite integer, `+oo`, or nothing usable.
-enum Upper {
-    Finite(i128),
-    Infinite,
-    Unreadable(String),
-}
-
-fn read_upper(d: Option<Dynamic>) -> Upper {
-    let Some(d) = d else { return Upper::Unreadable("no objective value".into()) };
-    if let Some(v) = d.as_int().and_then(|i| i.as_i128()) {
-        return Upper::Finite(v);
-    }
-    let s = d.to_string();
-    if s.contains("epsilon") {
-        return Upper::Unreadable(format!("bound with an infinitesimal: {}", s));
-    }
-    if s.contains("oo") && !s.contains('-') {
-        return Upper::Infinite;
-    }
-    Upper::Unreadable(format!("unexpected bound {}", s))
-}
-
-fn set_timeout(cancel: &Cancel, limit_ms: u64) -> Params {
-    let ms = cancel.remaining_ms().map_or(limit_ms, |r| r.min(limit_ms)).max(1);
-    let mut p = Params::new();
-    p.set_u32("timeout", ms.min(u32::MAX as u64) as u32);
-    p
-}
-
 fn model_path(g: &BlockGraph, marks: &[Bool], m: &Model, exit: u32) -> Option<Vec<u32>> {
     g.path_to(exit, |e| m.eval(&marks[e as usize], true).and_then(|b| b.as_bool()).unwrap_or(false))
 }
@@ -395,8 +368,6 @@ impl<'p> LpiSmt<'p> {
             s.assert(c);
         }
         s.assert(&b.reach[x]);
-        let b_reach = b.reach[x].clone();
-        let b_constraints = b.constraints.clone();
         let b_marks = b.marks.clone();
         // Coverage (the stop operator, decided on the formula) or feasibility.
         match exceed {
@@ -416,11 +387,6 @@ impl<'p> LpiSmt<'p> {
                 }
             }
         }
-        let opt = Optimize::new();
-        for c in b_constraints.iter().chain(&pre_terms) {
-            opt.assert(c);
-        }
-        opt.assert(&b_reach);
         let mut outcomes = Vec::with_capacity(objectives.len());
         for (k, (_, lower)) in objectives.iter().enumerate() {
             if skip.get(k).copied().unwrap_or(false) {
@@ -431,7 +397,7 @@ impl<'p> LpiSmt<'p> {
                 outcomes.push(Some(MaxOutcome::GaveUp("template over a non-scalar".into())));
                 continue;
             };
-            let o = self.maximize(&opt, &s, t, *lower, &mut |m| model_path(g, &b_marks, m, exit));
+            let o = self.maximize(&s, t, *lower, &mut |m| model_path(g, &b_marks, m, exit));
             outcomes.push(Some(o));
         }
         // Parity at the exit (the congruence analysis, strengthened by the template bounds).
@@ -457,49 +423,96 @@ impl<'p> LpiSmt<'p> {
         AbsOutcome::Abstracted { outcomes, parity }
     }
 
-    /// One objective: push, the lemma, maximise, read and confirm the bound, pop.
-    fn maximize(&mut self, opt: &Optimize, s: &z3::Solver, t: &Int, lower: Option<i128>, path: &mut dyn FnMut(&Model) -> Option<Vec<u32>>) -> MaxOutcome {
-        opt.push();
-        if let Some(l) = lower {
-            opt.assert(&t.ge(&Int::from_i128(l + 1)));
-        }
-        opt.maximize(t);
-        opt.set_params(&set_timeout(&self.cancel, self.query_ms));
+    /// One objective: push, the lemma, maximise, pop. The maximum is found with plain
+    /// satisfiability queries (a model's value, then galloping and bisection above it, each
+    /// step `t >= k`), not with Z3's `Optimize`: Z3 4.8.12's optimiser can crash the process
+    /// when a query is cancelled by its timeout or an interrupt (seen on `ddlm2013.i`), and a
+    /// language server must survive a cancelled job. The bound is established by the last
+    /// unsatisfiable query, so no separate confirmation is needed.
+    fn maximize(&mut self, s: &z3::Solver, t: &Int, lower: Option<i128>, path: &mut dyn FnMut(&Model) -> Option<Vec<u32>>) -> MaxOutcome {
         self.stats.lp_queries += 1;
-        let res = opt.check(&[]);
-        let out = match res {
-            SatResult::Unsat => {
-                if lower.is_some() {
-                    MaxOutcome::NotBetter
-                } else {
-                    MaxOutcome::Infeasible
-                }
-            }
-            SatResult::Unknown => MaxOutcome::GaveUp(opt.get_reason_unknown().unwrap_or_else(|| "unknown".into())),
-            SatResult::Sat => match read_upper(opt.get_upper(0)) {
-                Upper::Infinite => MaxOutcome::Unbounded,
-                Upper::Unreadable(why) => MaxOutcome::GaveUp(why),
-                Upper::Finite(v) => {
-                    let pth = opt.get_model().and_then(|m| path(&m));
-                    // Confirmation by a plain query: nothing above the bound.
-                    s.push();
-                    s.assert(&t.ge(&Int::from_i128(v + 1)));
-                    let r = self.sat(s);
-                    s.pop(1);
-                    if r == Sat::Unsat {
-                        MaxOutcome::Bound { value: v, path: pth }
-                    } else {
-                        self.stats.recheck_failures += 1;
-                        MaxOutcome::GaveUp(format!("bound {} failed its confirmation ({:?})", v, r))
-                    }
-                }
-            },
-        };
-        opt.pop();
+        s.push();
+        if let Some(l) = lower {
+            s.assert(&t.ge(&Int::from_i128(l + 1)));
+        }
+        let out = self.climb(s, t, lower.is_some(), path);
+        s.pop(1);
         if matches!(out, MaxOutcome::GaveUp(_)) {
             self.stats.gave_up += 1;
         }
         out
+    }
+
+    /// A query within the per-query limit (and the deadline).
+    fn sat_within(&mut self, s: &z3::Solver) -> Sat {
+        let ms = self.cancel.remaining_ms().map_or(self.query_ms, |r| r.min(self.query_ms)).max(1);
+        let mut prm = Params::new();
+        prm.set_u32("timeout", ms.min(u32::MAX as u64) as u32);
+        s.set_params(&prm);
+        if self.cancel.check().is_err() {
+            return Sat::Unknown("cancelled".into());
+        }
+        self.sat(s)
+    }
+
+    /// The maximum of `t` over the solver's assertions.
+    fn climb(&mut self, s: &z3::Solver, t: &Int, has_lower: bool, path: &mut dyn FnMut(&Model) -> Option<Vec<u32>>) -> MaxOutcome {
+        // Beyond this the template is taken as unbounded (no bound is the weaker claim).
+        const UNBOUNDED: i128 = 1 << 100;
+        let value_of = |s: &z3::Solver, path: &mut dyn FnMut(&Model) -> Option<Vec<u32>>| -> Option<(i128, Option<Vec<u32>>)> {
+            let m = s.get_model()?;
+            let v = m.eval(t, true)?.as_i64().map(i128::from).or_else(|| m.eval(t, true)?.to_string().parse().ok())?;
+            Some((v, path(&m)))
+        };
+        let (mut v, mut pth) = match self.sat_within(s) {
+            Sat::Unsat => return if has_lower { MaxOutcome::NotBetter } else { MaxOutcome::Infeasible },
+            Sat::Unknown(why) => return MaxOutcome::GaveUp(why),
+            Sat::Sat => match value_of(s, path) {
+                Some(x) => x,
+                None => return MaxOutcome::GaveUp("no model value for the template".into()),
+            },
+        };
+        // Galloping: t >= v + 1, v + 2, v + 4, … until unsatisfiable; `hi` is then a bound.
+        let mut step: i128 = 1;
+        let mut hi = loop {
+            if v >= UNBOUNDED {
+                return MaxOutcome::Unbounded;
+            }
+            s.push();
+            s.assert(&t.ge(&Int::from_i128(v + step)));
+            let r = self.sat_within(s);
+            let next = if r == Sat::Sat { value_of(s, path) } else { None };
+            s.pop(1);
+            match r {
+                Sat::Unsat => break v + step - 1,
+                Sat::Unknown(why) => return MaxOutcome::GaveUp(why),
+                Sat::Sat => match next {
+                    Some((w, q)) if w >= v + step => {
+                        (v, pth) = (w, q);
+                        step = step.saturating_mul(2).min(UNBOUNDED);
+                    }
+                    _ => return MaxOutcome::GaveUp("no model value for the template".into()),
+                },
+            }
+        };
+        // Bisection in [v, hi]: v is reached, nothing is above hi.
+        while v < hi {
+            let mid = v + (hi - v + 1) / 2;
+            s.push();
+            s.assert(&t.ge(&Int::from_i128(mid)));
+            let r = self.sat_within(s);
+            let next = if r == Sat::Sat { value_of(s, path) } else { None };
+            s.pop(1);
+            match r {
+                Sat::Unsat => hi = mid - 1,
+                Sat::Unknown(why) => return MaxOutcome::GaveUp(why),
+                Sat::Sat => match next {
+                    Some((w, q)) if w >= mid && w <= hi => (v, pth) = (w, q),
+                    _ => return MaxOutcome::GaveUp("no model value for the template".into()),
+                },
+            }
+        }
+        MaxOutcome::Bound { value: v, path: pth }
     }
 
     /// True if the bound of `form` along `path` (a policy) does not depend on the path's
@@ -583,13 +596,11 @@ impl<'p> LpiSmt<'p> {
         cons.extend(std::mem::take(&mut enc.constraints));
         let mut memo = HashMap::new();
         let cons: Vec<Bool> = cons.iter().map(|c| nonstrict_bool(c, &mut memo)).collect();
-        let opt = Optimize::new();
         let s = solver(&self.cancel, self.query_ms);
         for c in &cons {
-            opt.assert(c);
             s.assert(c);
         }
-        vd.objectives.iter().map(|&o| self.maximize(&opt, &s, &d[o], None, &mut |_| None)).collect()
+        vd.objectives.iter().map(|&o| self.maximize(&s, &d[o], None, &mut |_| None)).collect()
     }
 }
 
@@ -719,7 +730,7 @@ mod tests {
         // Equivalent over integers.
         let s = z3::Solver::new();
         s.assert(&f.iff(&g).not());
-        assert_eq!(s.check(), SatResult::Unsat);
+        assert_eq!(s.check(), z3::SatResult::Unsat);
     }
 
     #[test]
@@ -737,14 +748,12 @@ mod tests {
         let src = crate::frontend::SourceInput { path: "e.c".into(), text: "int main(void){return 0;}".into() };
         let p = crate::load(&src, crate::cfa::DataModel::Lp64).expect("loads");
         let mut smt = LpiSmt::new(&p, std::sync::Arc::new(Vec::new()), Cancel::new(), 5_000);
-        let opt = Optimize::new();
         let s = z3::Solver::new();
         for c in &cons {
-            opt.assert(c);
             s.assert(c);
         }
         let mut took_first = None;
-        let o = smt.maximize(&opt, &s, &xp, None, &mut |m| {
+        let o = smt.maximize(&s, &xp, None, &mut |m| {
             took_first = m.eval(&m1, true).and_then(|b| b.as_bool());
             None
         });
@@ -752,7 +761,7 @@ mod tests {
         assert_eq!(took_first, Some(true));
         assert_eq!(smt.stats.lp_queries, 1);
         // With the strictly-better lemma above the optimum: no improvement.
-        assert_eq!(smt.maximize(&opt, &s, &xp, Some(11), &mut |_| None), MaxOutcome::NotBetter);
+        assert_eq!(smt.maximize(&s, &xp, Some(11), &mut |_| None), MaxOutcome::NotBetter);
     }
 
     #[test]
@@ -778,20 +787,18 @@ mod tests {
         let src = crate::frontend::SourceInput { path: "e.c".into(), text: "int main(void){return 0;}".into() };
         let p = crate::load(&src, crate::cfa::DataModel::Lp64).expect("loads");
         let mut smt = LpiSmt::new(&p, std::sync::Arc::new(Vec::new()), Cancel::new(), 200);
-        let opt = Optimize::new();
         let s = z3::Solver::new();
         for c in &cons {
-            opt.assert(c);
             s.assert(c);
         }
         let started = std::time::Instant::now();
-        let o = smt.maximize(&opt, &s, &t, None, &mut |_| None);
+        let o = smt.maximize(&s, &t, None, &mut |_| None);
         assert!(matches!(o, MaxOutcome::GaveUp(_)), "{:?}", o);
         assert!(started.elapsed() < std::time::Duration::from_secs(5));
         assert_eq!(smt.stats.gave_up, 1);
         // An interrupted run (the deadline passed) gives no bound either.
         let mut late = LpiSmt::new(&p, std::sync::Arc::new(Vec::new()), Cancel::with_deadline(std::time::Instant::now()), 10_000);
-        let o = late.maximize(&opt, &s, &t, None, &mut |_| None);
+        let o = late.maximize(&s, &t, None, &mut |_| None);
         assert!(matches!(o, MaxOutcome::GaveUp(_)), "{:?}", o);
     }
 }
