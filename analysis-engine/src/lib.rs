@@ -16,6 +16,7 @@ pub mod properties;
 pub mod report;
 pub mod smt;
 pub mod summaries;
+pub mod tra;
 pub mod verify;
 
 pub use core::Cancel;

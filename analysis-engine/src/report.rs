@@ -96,6 +96,9 @@ pub struct Stats {
     pub tracked_variables: Vec<String>,
     /// Predicates of the predicate analysis, as C conditions over mathematical integers.
     pub predicates: Vec<String>,
+    /// Learned transition approximations of the `tra` analysis (seed 003), one line per
+    /// operation: `line L: clause && clause`, primes marking the next state.
+    pub transition_interpolants: Vec<String>,
     pub abstractions: u64,
     /// Optimisation (LP/OPT-SMT) queries of the template analysis.
     pub lp_queries: u64,

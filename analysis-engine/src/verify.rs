@@ -46,6 +46,10 @@ pub enum Analysis {
     /// Predicate abstraction with procedure summaries over a Boolean program (seed 002):
     /// recursion without a call-depth bound.
     Summaries,
+    /// Predicate abstraction with interpolant-based transition relation approximation
+    /// (seed 003): BDD model checking of propositional approximations of the operations,
+    /// refined by transition interpolants (`tra`).
+    Tra,
 }
 
 impl Analysis {
@@ -56,6 +60,7 @@ impl Analysis {
             Analysis::Combined => "combined",
             Analysis::Templates(m) => m.name(),
             Analysis::Summaries => "summaries",
+            Analysis::Tra => "tra",
         }
     }
 
@@ -65,12 +70,13 @@ impl Analysis {
             "predicate" | "predicates" => Some(Analysis::Predicate),
             "combined" | "default" => Some(Analysis::Combined),
             "summaries" | "summary" => Some(Analysis::Summaries),
+            "tra" => Some(Analysis::Tra),
             _ => crate::cpa::template::TemplateMode::parse(s).map(Analysis::Templates),
         }
     }
 
     fn values(self) -> bool {
-        !matches!(self, Analysis::Predicate | Analysis::Summaries)
+        !matches!(self, Analysis::Predicate | Analysis::Summaries | Analysis::Tra)
     }
 
     fn predicates(self) -> bool {
@@ -205,6 +211,9 @@ pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Repo
         let mut found = BTreeMap::new();
         if config.concrete_runs > 0 && !props.is_empty() {
             concrete_phase(program, config, &cancel, &props, &mut found);
+        }
+        if config.analysis == Analysis::Tra {
+            return run_tra(program, config, &cancel, &props, &mut stats, found);
         }
         let summaries = config.analysis == Analysis::Summaries
             || (config.analysis == Analysis::Combined && config.summaries_first > 0.0 && crate::summaries::has_recursion(program));
@@ -447,6 +456,30 @@ fn run_summaries(
     stats.predicates.extend(r.predicates.iter().cloned());
     for (key, v) in &r.violated {
         decisions.insert(*key, Decision::Violated(build_trace(&w.program, &v.steps, &v.values, None), Vec::new()));
+    }
+    for (key, why) in &r.unknown {
+        decisions.entry(*key).or_insert_with(|| Decision::Unknown(why.clone()));
+    }
+    let proved = if r.open_reason.is_none() {
+        props.iter().map(|pr| pr.key).filter(|k| !decisions.contains_key(k)).collect()
+    } else {
+        BTreeSet::new()
+    };
+    RunResult { decisions, open_reason: r.open_reason, unreachable: Vec::new(), invariants: Vec::new(), precision: Arc::new(PrecisionHint::default()), proved }
+}
+
+/// The transition-relation-approximation analysis (seed 003) alone.
+fn run_tra(p: &Program, cfg: &VerifyConfig, cancel: &Cancel, props: &[Property], stats: &mut Stats, mut decisions: BTreeMap<PropertyKey, Decision>) -> RunResult {
+    let decided: Vec<PropertyKey> = decisions.keys().copied().collect();
+    let tcfg = crate::tra::TraConfig { max_refinements: cfg.max_refinements.min(2_000), interpolation: cfg.interpolation.clone() };
+    let r = crate::tra::run(p, &tcfg, cancel, &decided);
+    stats.refinements += r.approximation_refinements + r.predicate_refinements;
+    stats.smt_queries += r.smt_queries;
+    stats.states += r.states;
+    stats.predicates.extend(r.predicates.iter().cloned());
+    stats.transition_interpolants.extend(r.approximations.iter().cloned());
+    for (key, v) in &r.violated {
+        decisions.insert(*key, Decision::Violated(build_trace(p, &v.steps, &v.values, None), Vec::new()));
     }
     for (key, why) in &r.unknown {
         decisions.entry(*key).or_insert_with(|| Decision::Unknown(why.clone()));

@@ -37,8 +37,9 @@ struct Cli {
 #[derive(clap::Args, Clone)]
 pub struct AnalysisArgs {
     /// The analysis to run: combined (explicit values, then values with predicates; for
-    /// programs with recursion the summary analysis first), value, predicate or summaries
-    /// (procedure summaries, seed 002; see the README).
+    /// programs with recursion the summary analysis first), value, predicate, summaries
+    /// (procedure summaries, seed 002) or tra (transition relation approximation, seed 003);
+    /// see the README.
     #[arg(long, default_value = "combined")]
     pub analysis: String,
     /// CPU-time limit in seconds, as SV-COMP counts it (the analysis stops and open

@@ -100,6 +100,7 @@ pub fn report(r: &Report) -> Value {
             "precision": r.stats.precision,
             "tracked_variables": r.stats.tracked_variables,
             "predicates": r.stats.predicates,
+            "transition_interpolants": r.stats.transition_interpolants,
             "abstractions": r.stats.abstractions,
             "lp_queries": r.stats.lp_queries,
             "value_determinations": r.stats.value_determinations,

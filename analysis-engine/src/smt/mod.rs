@@ -11,6 +11,7 @@ pub mod optimize;
 pub mod path;
 pub mod predabs;
 pub mod summary;
+pub mod tra;
 
 use z3::{Params, SatResult, Solver};
 
