@@ -439,7 +439,7 @@ fn run_summaries(
     cancel: &Cancel,
     props: &[Property],
     stats: &mut Stats,
-    mut decisions: BTreeMap<PropertyKey, Decision>,
+    decisions: BTreeMap<PropertyKey, Decision>,
 ) -> RunResult {
     let w = crate::summaries::program::with_entry_copies(p);
     let decided: Vec<PropertyKey> = decisions.keys().copied().collect();
@@ -454,22 +454,36 @@ fn run_summaries(
     stats.smt_queries += r.smt_queries;
     stats.states += r.facts;
     stats.predicates.extend(r.predicates.iter().cloned());
-    for (key, v) in &r.violated {
-        decisions.insert(*key, Decision::Violated(build_trace(&w.program, &v.steps, &v.values, None), Vec::new()));
+    let violated = r.violated.iter().map(|(k, v)| (*k, v.steps.as_slice(), v.values.as_slice()));
+    path_analysis_result(&w.program, props, decisions, violated, &r.unknown, r.open_reason)
+}
+
+/// The result of an analysis that reports violations as confirmed paths and the rest as
+/// unknown with a reason (summaries, tra): properties left are proved if it ended closed.
+fn path_analysis_result<'a, 'p: 'a>(
+    p: &Program,
+    props: &[Property],
+    mut decisions: BTreeMap<PropertyKey, Decision>,
+    violated: impl Iterator<Item = (PropertyKey, &'a [(OpCtx<'p>, usize)], &'a [StepValues])>,
+    unknown: &BTreeMap<PropertyKey, String>,
+    open_reason: Option<String>,
+) -> RunResult {
+    for (key, steps, values) in violated {
+        decisions.insert(key, Decision::Violated(build_trace(p, steps, values, None), Vec::new()));
     }
-    for (key, why) in &r.unknown {
+    for (key, why) in unknown {
         decisions.entry(*key).or_insert_with(|| Decision::Unknown(why.clone()));
     }
-    let proved = if r.open_reason.is_none() {
+    let proved = if open_reason.is_none() {
         props.iter().map(|pr| pr.key).filter(|k| !decisions.contains_key(k)).collect()
     } else {
         BTreeSet::new()
     };
-    RunResult { decisions, open_reason: r.open_reason, unreachable: Vec::new(), invariants: Vec::new(), precision: Arc::new(PrecisionHint::default()), proved }
+    RunResult { decisions, open_reason, unreachable: Vec::new(), invariants: Vec::new(), precision: Arc::new(PrecisionHint::default()), proved }
 }
 
 /// The transition-relation-approximation analysis (seed 003) alone.
-fn run_tra(p: &Program, cfg: &VerifyConfig, cancel: &Cancel, props: &[Property], stats: &mut Stats, mut decisions: BTreeMap<PropertyKey, Decision>) -> RunResult {
+fn run_tra(p: &Program, cfg: &VerifyConfig, cancel: &Cancel, props: &[Property], stats: &mut Stats, decisions: BTreeMap<PropertyKey, Decision>) -> RunResult {
     let decided: Vec<PropertyKey> = decisions.keys().copied().collect();
     let tcfg = crate::tra::TraConfig { max_refinements: cfg.max_refinements.min(2_000), interpolation: cfg.interpolation.clone() };
     let r = crate::tra::run(p, &tcfg, cancel, &decided);
@@ -478,18 +492,8 @@ fn run_tra(p: &Program, cfg: &VerifyConfig, cancel: &Cancel, props: &[Property],
     stats.states += r.states;
     stats.predicates.extend(r.predicates.iter().cloned());
     stats.transition_interpolants.extend(r.approximations.iter().cloned());
-    for (key, v) in &r.violated {
-        decisions.insert(*key, Decision::Violated(build_trace(p, &v.steps, &v.values, None), Vec::new()));
-    }
-    for (key, why) in &r.unknown {
-        decisions.entry(*key).or_insert_with(|| Decision::Unknown(why.clone()));
-    }
-    let proved = if r.open_reason.is_none() {
-        props.iter().map(|pr| pr.key).filter(|k| !decisions.contains_key(k)).collect()
-    } else {
-        BTreeSet::new()
-    };
-    RunResult { decisions, open_reason: r.open_reason, unreachable: Vec::new(), invariants: Vec::new(), precision: Arc::new(PrecisionHint::default()), proved }
+    let violated = r.violated.iter().map(|(k, v)| (*k, v.steps.as_slice(), v.values.as_slice()));
+    path_analysis_result(p, props, decisions, violated, &r.unknown, r.open_reason)
 }
 
 type Cegar<'p> = CompositeCpa<'p, CombinedCpa<'p>>;

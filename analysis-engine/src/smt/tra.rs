@@ -489,3 +489,84 @@ fn minimal_core(s: &Solver, i: usize, cube: &[Lit], queries: &mut u64) -> Result
     }
     Ok(Some(keep))
 }
+
+#[cfg(test)]
+mod tests {
+    use biodivine_lib_bdd::{BddVariable, BddVariableSet};
+
+    use super::*;
+    use crate::cpa::OpKind;
+    use crate::ir::{BinOp, Expr, FuncId, IntTy, LValue, Stmt};
+    use crate::smt::interpolate::tests_support::{load, path_to_target};
+
+    const FIG2: &str = include_str!("../../../fixtures/seed003/fig2_array_path.c");
+
+    fn local(p: &Program, f: FuncId, name: &str) -> VarId {
+        let i = p.cfa(f).locals.iter().position(|v| v.name == name).expect("local exists");
+        VarId::local(f, i)
+    }
+
+    /// Seed 003 Fig. 2 with the paper's predicates (from HJMM04) `x = z`, `a[z] = y`,
+    /// `a[z] = y − 1`: the path is infeasible in the exact abstraction, and the transition
+    /// interpolant of `a[x] ← y` is the disjunction `(x=z)′ ⇒ (a[z]=y)′`, which neither a
+    /// Cartesian image nor a cube can express (the paper's point: Blast fails on this path).
+    #[test]
+    fn fig2_transition_interpolants_refute_the_path() {
+        let p = load(FIG2);
+        let main = p.entry.expect("main");
+        let (x, y, z) = (local(&p, main, "x"), local(&p, main, "y"), local(&p, main, "z"));
+        let a = VarId::global(p.globals.iter().position(|v| v.name == "a").expect("global a"));
+        let u = IntTy::U32;
+        let var = |v| Box::new(Expr::Var(v, u));
+        let elem = Expr::Elem(a, Box::new(Expr::Var(z, u).cast(IntTy::I64)), u);
+        let eq = |l: Expr, r: Expr| Expr::Binary(BinOp::Eq, Box::new(l), Box::new(r), IntTy::INT);
+        let cancel = Cancel::new();
+        let mut preds = Predicates::default();
+        assert!(preds.add_condition(&p, &eq(Expr::Var(x, u), Expr::Var(z, u)), &cancel));
+        assert!(preds.add_condition(&p, &eq(elem.clone(), Expr::Var(y, u)), &cancel));
+        assert!(preds.add_condition(&p, &eq(elem, Expr::Binary(BinOp::Sub, var(y), Box::new(Expr::Const(1, u)), u)), &cancel));
+        let ops = path_to_target(&p);
+        let none: Vec<&[Clause]> = vec![&[]; ops.len()];
+        let mut queries = 0;
+        let PathCheck::Refuted(itps) = transition_interpolants(&p, &preds, &ops, &none, &mut queries, &cancel) else {
+            panic!("the Fig. 2 path is infeasible in the exact abstraction")
+        };
+        // Independently of how they were found: the interpolants together admit no path.
+        let n = preds.len();
+        let k = ops.len();
+        let vars = BddVariableSet::new_anonymous(((k + 1) * n) as u16);
+        let at = |step: usize, l: &Lit| vars.mk_literal(BddVariable::from_index((step + l.next as usize) * n + l.pred as usize), l.positive);
+        let step_bdd = |i: usize| {
+            itps[i].iter().fold(vars.mk_true(), |acc, c| acc.and(&c.iter().fold(vars.mk_false(), |d, l| d.or(&at(i, l)))))
+        };
+        let all = (0..k).fold(vars.mk_true(), |acc, i| acc.and(&step_bdd(i)));
+        assert!(all.is_false(), "the transition interpolants rule out the path");
+        // The store `a[x] = y`.
+        let store = ops
+            .iter()
+            .position(|o| matches!(o.kind, OpKind::Edge(EdgeKind::Statement(Stmt::Assign(LValue::Elem(v, _), _))) if *v == a))
+            .expect("the path stores into a");
+        let t = step_bdd(store);
+        let lit = |pred: u32, positive: bool| at(store, &Lit { pred, next: true, positive });
+        let disjunction = lit(0, false).or(&lit(1, true));
+        assert!(t.imp(&disjunction).is_true(), "T̂(a[x] ← y) implies (x=z)′ ⇒ (a[z]=y)′: {:?}", itps[store]);
+        assert!(!t.imp(&lit(1, true)).is_true() && !t.imp(&lit(0, false)).is_true(), "and is no cube: {:?}", itps[store]);
+        assert!(itps[store].iter().any(|c| c.len() >= 2), "a clause with two literals: {:?}", itps[store]);
+    }
+
+    /// A path feasible in the program is feasible in every abstraction.
+    #[test]
+    fn feasible_path_is_not_refuted() {
+        let p = load("extern int __VERIFIER_nondet_int(void);\nextern void reach_error(void);\nint main(void) { int x = __VERIFIER_nondet_int(); if (x > 5) reach_error(); return 0; }\n");
+        let main = p.entry.expect("main");
+        let x = local(&p, main, "x");
+        let cancel = Cancel::new();
+        let mut preds = Predicates::default();
+        let cond = Expr::Binary(BinOp::Gt, Box::new(Expr::Var(x, IntTy::INT)), Box::new(Expr::Const(5, IntTy::INT)), IntTy::INT);
+        assert!(preds.add_condition(&p, &cond, &cancel));
+        assert!(!preds.add_condition(&p, &cond, &cancel), "a known predicate is not added twice");
+        let ops = path_to_target(&p);
+        let none: Vec<&[Clause]> = vec![&[]; ops.len()];
+        assert!(matches!(transition_interpolants(&p, &preds, &ops, &none, &mut 0, &cancel), PathCheck::Feasible));
+    }
+}
