@@ -394,7 +394,7 @@ fn describe(p: &Program, preds: &Predicates, approx: &HashMap<Op, Vec<Clause>>) 
                 Op::Edge(f, e) | Op::Call(f, e) | Op::Return(f, e) => (f, e),
             };
             let line = p.func(f).abs(p.cfa(f).edge(e).span).line;
-            let body: Vec<String> = cs.iter().map(|c| c.iter().map(lit).collect::<Vec<_>>().join(" || ")).collect();
+            let body: Vec<String> = cs.iter().map(|c| if c.is_empty() { "false".to_string() } else { c.iter().map(lit).collect::<Vec<_>>().join(" || ") }).collect();
             (*op, format!("line {}: {}", line, body.join(" && ")))
         })
         .collect();

@@ -663,11 +663,6 @@ fn gcd(a: i128, b: i128) -> i128 {
     a.max(1)
 }
 
-/// Only for tests: the symbol names of an encoded path's cuts.
-#[cfg(test)]
-pub(crate) fn cut_names(path: &EncodedPath) -> Vec<Vec<String>> {
-    path.shared.iter().map(|c| c.iter().map(|d| d.decl().name()).collect()).collect()
-}
 
 #[cfg(test)]
 pub(crate) mod tests_support {
