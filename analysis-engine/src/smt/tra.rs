@@ -554,6 +554,39 @@ mod tests {
         assert!(itps[store].iter().any(|c| c.len() >= 2), "a clause with two literals: {:?}", itps[store]);
     }
 
+    /// Seed 003 §7: on a path that needs `p: x > 0` and `q: y > 0` across an operation that
+    /// touches neither, the learned transition interpolant is the strong CNF form
+    /// `(p ⇒ p′) ∧ (q ⇒ q′)`, not the weak `(p ∧ q) ⇒ (p′ ∧ q′)` (which rules out fewer other
+    /// paths): minimal inconsistent cubes of an identity step have two literals.
+    #[test]
+    fn s7_strong_cnf_interpolant() {
+        let src = "extern int __VERIFIER_nondet_int(void);\nextern void reach_error(void);\nint main(void) {\n  int x = __VERIFIER_nondet_int(), y = __VERIFIER_nondet_int(), w = 0;\n  if (!(x > 0)) return 0;\n  if (!(y > 0)) return 0;\n  w = w + 1;\n  if ((x > 0) + (y > 0) != 2) reach_error();\n  return w;\n}\n";
+        let p = load(src);
+        let main = p.entry.expect("main");
+        let (x, y, w) = (local(&p, main, "x"), local(&p, main, "y"), local(&p, main, "w"));
+        let cancel = Cancel::new();
+        let mut preds = Predicates::default();
+        for v in [x, y] {
+            let gt = Expr::Binary(BinOp::Gt, Box::new(Expr::Var(v, IntTy::INT)), Box::new(Expr::Const(0, IntTy::INT)), IntTy::INT);
+            assert!(preds.add_condition(&p, &gt, &cancel));
+        }
+        let ops = path_to_target(&p);
+        let none: Vec<&[Clause]> = vec![&[]; ops.len()];
+        let PathCheck::Refuted(itps) = transition_interpolants(&p, &preds, &ops, &none, &mut 0, &cancel) else {
+            panic!("the path is infeasible in the exact abstraction")
+        };
+        let r = ops
+            .iter()
+            .rposition(|o| matches!(o.kind, OpKind::Edge(EdgeKind::Statement(Stmt::Assign(LValue::Var(v), _)) | EdgeKind::Declaration(Stmt::Assign(LValue::Var(v), _))) if *v == w))
+            .expect("the path has w = w + 1");
+        let vars = BddVariableSet::new_anonymous(4);
+        let lit = |l: &Lit| vars.mk_literal(BddVariable::from_index(2 * l.pred as usize + l.next as usize), l.positive);
+        let t = itps[r].iter().fold(vars.mk_true(), |acc, c| acc.and(&c.iter().fold(vars.mk_false(), |d, l| d.or(&lit(l)))));
+        let keeps = |j: u32| lit(&Lit { pred: j, next: false, positive: false }).or(&lit(&Lit { pred: j, next: true, positive: true }));
+        assert!(t.imp(&keeps(0).and(&keeps(1))).is_true(), "T̂(r) implies (p ⇒ p′) ∧ (q ⇒ q′): {:?}", itps[r]);
+        assert!(itps[r].iter().all(|c| c.len() <= 2), "CNF of two-literal clauses: {:?}", itps[r]);
+    }
+
     /// A path feasible in the program is feasible in every abstraction.
     #[test]
     fn feasible_path_is_not_refuted() {
