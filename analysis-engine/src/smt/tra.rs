@@ -23,7 +23,7 @@ use crate::cfa::{EdgeKind, Program};
 use crate::core::Cancel;
 use crate::cpa::predicate::state::Block;
 use crate::cpa::{OpCtx, OpKind};
-use crate::ir::{VarId, VarKind};
+use crate::ir::{IntTy, VarId, VarKind};
 use crate::smt::encode::{Encoder, Theory, VTerm};
 use crate::smt::interpolate::Strategy;
 use crate::smt::linear::is_constant;
@@ -188,13 +188,14 @@ fn canonical(p: &Program, f: &Bool) -> Option<(Bool, Vec<(VarId, Dynamic)>)> {
 
 /// True if the predicate's truth follows from its variables' C types alone.
 fn trivial(p: &Program, f: &Bool, symbols: &[(VarId, Dynamic)], cancel: &Cancel) -> bool {
-    let s = solver(cancel, QUERY_MS);
-    for (v, sym) in symbols {
-        if let (VarKind::Int(t), Some(x)) = (p.var(*v).kind.clone(), sym.as_int()) {
-            s.assert(&x.ge(&Int::from_i128(t.min())));
-            s.assert(&x.le(&Int::from_i128(t.max())));
-        }
-    }
+    // The integer terms with a C type: scalar variables and the array elements read.
+    let mut typed: Vec<(Int, IntTy)> = symbols
+        .iter()
+        .filter_map(|(v, sym)| match p.var(*v).kind {
+            VarKind::Int(t) => sym.as_int().map(|x| (x, t)),
+            VarKind::Array { .. } => None,
+        })
+        .collect();
     let mut stack = vec![Dynamic::from_ast(f)];
     let mut seen = HashSet::new();
     while let Some(x) = stack.pop() {
@@ -208,11 +209,15 @@ fn trivial(p: &Program, f: &Bool, symbols: &[(VarId, Dynamic)], cancel: &Cancel)
                 VarKind::Int(_) => None,
             });
             if let (Some(t), Some(e)) = (elem, x.as_int()) {
-                s.assert(&e.ge(&Int::from_i128(t.min())));
-                s.assert(&e.le(&Int::from_i128(t.max())));
+                typed.push((e, t));
             }
         }
         stack.extend(ch);
+    }
+    let s = solver(cancel, QUERY_MS);
+    for (x, t) in &typed {
+        s.assert(&x.ge(&Int::from_i128(IntTy::min(*t))));
+        s.assert(&x.le(&Int::from_i128(IntTy::max(*t))));
     }
     s.check_assumptions(&[f.clone()]) == SatResult::Unsat || s.check_assumptions(&[f.not()]) == SatResult::Unsat
 }
