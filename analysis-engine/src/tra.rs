@@ -32,7 +32,7 @@ use crate::cpa::OpCtx;
 use crate::ir::FuncId;
 use crate::properties::PropertyKey;
 use crate::smt::interpolate::Strategy;
-use crate::smt::path::{check_path, PathResult, StepValues};
+use crate::smt::path::{check_path, PathResult, Violation};
 use crate::smt::tra::{discover, transition_interpolants, Clause, Lit, PathCheck, Predicates};
 
 /// Locations (CFA node and call sites) the analysis may have.
@@ -46,12 +46,6 @@ pub const MAX_PREDICATES: usize = 40;
 pub struct TraConfig {
     pub max_refinements: u64,
     pub interpolation: Vec<Strategy>,
-}
-
-/// A confirmed violation: the operations (with the call depth before each) and the values.
-pub struct Violation<'p> {
-    pub steps: Vec<(OpCtx<'p>, usize)>,
-    pub values: Vec<StepValues>,
 }
 
 /// What the analysis ends with. Properties neither violated nor unknown are proved when

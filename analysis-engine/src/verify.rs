@@ -454,22 +454,21 @@ fn run_summaries(
     stats.smt_queries += r.smt_queries;
     stats.states += r.facts;
     stats.predicates.extend(r.predicates.iter().cloned());
-    let violated = r.violated.iter().map(|(k, v)| (*k, v.steps.as_slice(), v.values.as_slice()));
-    path_analysis_result(&w.program, props, decisions, violated, &r.unknown, r.open_reason)
+    path_analysis_result(&w.program, props, decisions, &r.violated, &r.unknown, r.open_reason)
 }
 
 /// The result of an analysis that reports violations as confirmed paths and the rest as
 /// unknown with a reason (summaries, tra): properties left are proved if it ended closed.
-fn path_analysis_result<'a, 'p: 'a>(
+fn path_analysis_result(
     p: &Program,
     props: &[Property],
     mut decisions: BTreeMap<PropertyKey, Decision>,
-    violated: impl Iterator<Item = (PropertyKey, &'a [(OpCtx<'p>, usize)], &'a [StepValues])>,
+    violated: &BTreeMap<PropertyKey, crate::smt::path::Violation>,
     unknown: &BTreeMap<PropertyKey, String>,
     open_reason: Option<String>,
 ) -> RunResult {
-    for (key, steps, values) in violated {
-        decisions.insert(key, Decision::Violated(build_trace(p, steps, values, None), Vec::new()));
+    for (key, v) in violated {
+        decisions.insert(*key, Decision::Violated(build_trace(p, &v.steps, &v.values, None), Vec::new()));
     }
     for (key, why) in unknown {
         decisions.entry(*key).or_insert_with(|| Decision::Unknown(why.clone()));
@@ -492,8 +491,7 @@ fn run_tra(p: &Program, cfg: &VerifyConfig, cancel: &Cancel, props: &[Property],
     stats.states += r.states;
     stats.predicates.extend(r.predicates.iter().cloned());
     stats.transition_interpolants.extend(r.approximations.iter().cloned());
-    let violated = r.violated.iter().map(|(k, v)| (*k, v.steps.as_slice(), v.values.as_slice()));
-    path_analysis_result(p, props, decisions, violated, &r.unknown, r.open_reason)
+    path_analysis_result(p, props, decisions, &r.violated, &r.unknown, r.open_reason)
 }
 
 type Cegar<'p> = CompositeCpa<'p, CombinedCpa<'p>>;

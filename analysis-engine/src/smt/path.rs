@@ -18,6 +18,13 @@ use crate::ir::{IntTy, VarId};
 use crate::smt::encode::{value_of, Encoder, Theory};
 use crate::smt::{check, solver, Sat, QUERY_TIMEOUT_MS};
 
+/// A violation confirmed by `check_path`, as the path analyses (summaries, tra) report it:
+/// the operations (with the call depth before each) and the values.
+pub struct Violation<'p> {
+    pub steps: Vec<(OpCtx<'p>, usize)>,
+    pub values: Vec<StepValues>,
+}
+
 /// What the model says about one step of a feasible path.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct StepValues {

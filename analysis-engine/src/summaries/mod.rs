@@ -35,7 +35,7 @@ use crate::cpa::{OpCtx, OpKind};
 use crate::ir::{FuncId, Stmt, VarId};
 use crate::properties::PropertyKey;
 use crate::smt::interpolate::Strategy;
-use crate::smt::path::{check_path, PathResult, StepValues};
+use crate::smt::path::{check_path, PathResult, Violation};
 use crate::smt::summary::{call_image, initial_image, path_predicates, return_image, EdgeRule, Image, Valuation};
 
 /// Predicates one procedure may have (valuations are 64-bit words; the abstract images
@@ -59,12 +59,6 @@ impl Default for SummaryConfig {
     fn default() -> Self {
         SummaryConfig { max_refinements: 200, interpolation: Strategy::ALL.to_vec() }
     }
-}
-
-/// A confirmed violation: the operations (with the call depth before each) and the values.
-pub struct Violation<'p> {
-    pub steps: Vec<(OpCtx<'p>, usize)>,
-    pub values: Vec<StepValues>,
 }
 
 /// What the analysis ends with. Properties that are neither violated nor unknown are proved
