@@ -68,6 +68,10 @@ pub struct AnalysisArgs {
     /// Interpolation strategies in the order they are tried: spacer, qe, farkas.
     #[arg(long, value_delimiter = ',', default_value = "spacer,qe,farkas")]
     pub interpolation: Vec<String>,
+    /// What the summary analysis refines per round: dag (all error paths of the round
+    /// together, from their counterexample DAG, the default) or path (one error path).
+    #[arg(long, default_value = "dag")]
+    pub refine: String,
 }
 
 #[derive(Subcommand)]
@@ -172,6 +176,11 @@ impl AnalysisArgs {
             .iter()
             .map(|s| Strategy::parse(s).ok_or_else(|| format!("unknown interpolation strategy `{}` (use spacer, qe or farkas)", s)))
             .collect::<Result<_, _>>()?;
+        cfg.dag_refinement = match self.refine.as_str() {
+            "dag" => true,
+            "path" => false,
+            other => return Err(format!("unknown refinement `{}` (use dag or path)", other)),
+        };
         cfg.entry = self.function.clone();
         if cfg.interpolation.is_empty() {
             return Err("at least one interpolation strategy is needed".into());

@@ -31,8 +31,9 @@ use crate::ir::{BinOp, Expr, IntTy, LValue, Stmt, UnOp, VarId, VarKind};
 pub(crate) enum Theory {
     BitVec,
     /// Mathematical integers; with `ranges`, every value is constrained to its C type's range;
-    /// with `exact`, arithmetic wraps around as in C (and values are in range).
-    Int { ranges: bool, exact: bool },
+    /// with `exact`, arithmetic wraps around as in C (and values are in range); with
+    /// `parity`, a product of two unknowns (an unconstrained value) keeps its parity.
+    Int { ranges: bool, exact: bool, parity: bool },
 }
 
 #[derive(Clone)]
@@ -182,7 +183,7 @@ impl<'p> Encoder<'p> {
 
     fn range(&self, d: &Dynamic, t: IntTy) -> Option<Bool> {
         match self.theory {
-            Theory::Int { ranges, exact } if ranges || exact => {
+            Theory::Int { ranges, exact, .. } if ranges || exact => {
                 let x = int(d);
                 Some(Bool::and(&[&x.ge(&Int::from_i128(t.min())), &x.le(&Int::from_i128(t.max()))]))
             }
@@ -409,9 +410,18 @@ impl<'p> Encoder<'p> {
             // A product of two unknowns is non-linear: Z3's non-linear integer arithmetic can
             // run for minutes without heeding an interrupt, so outside precise checks it is an
             // unconstrained value (an over-approximation, which interpolants may use).
+            // With `parity`, its parity is kept (a product is even iff a factor is; C's
+            // wrap-around modulo 2^k keeps parity): `x * (x + 1)` is even.
             (BinOp::Mul, _) if !self.precise && xi.as_i64().is_none() && yi.as_i64().is_none() => {
                 self.nonlinear = true;
-                return self.fresh(t);
+                let r = self.fresh(t);
+                if !matches!(self.theory, Theory::Int { parity: true, .. }) {
+                    return r;
+                }
+                let two = Int::from_i64(2);
+                let even = |a: &Int| a.modulo(&two).eq(&Int::from_i64(0));
+                self.constraints.push(even(&int(&r)).eq(&Bool::or(&[&even(&xi), &even(&yi)])));
+                return r;
             }
             (BinOp::Mul, _) => Int::mul(&[xi, yi]),
             (BinOp::Div, Some(c)) if c != 0 => c_div(&xi, c),

@@ -93,7 +93,7 @@ fn symbols(d: &Dynamic, out: &mut BTreeMap<String, Dynamic>) {
     }
 }
 
-fn symbols_of(fs: &[Bool]) -> BTreeMap<String, Dynamic> {
+pub(crate) fn symbols_of(fs: &[Bool]) -> BTreeMap<String, Dynamic> {
     let mut out = BTreeMap::new();
     for f in fs {
         symbols(&Dynamic::from_ast(f), &mut out);
@@ -101,7 +101,7 @@ fn symbols_of(fs: &[Bool]) -> BTreeMap<String, Dynamic> {
     out
 }
 
-fn and(fs: &[Bool]) -> Bool {
+pub(crate) fn and(fs: &[Bool]) -> Bool {
     let refs: Vec<&Bool> = fs.iter().collect();
     if refs.is_empty() {
         Bool::from_bool(true)
@@ -114,7 +114,7 @@ impl<'p> EncodedPath<'p> {
     #[cfg(test)]
     pub(crate) fn new(p: &'p Program, blocks: &[Vec<OpCtx>], ranges: bool) -> EncodedPath<'p> {
         let blocks: Vec<Block> = blocks.iter().map(|b| Block::of_path(b)).collect();
-        Self::with_theory(p, &blocks, Theory::Int { ranges, exact: false })
+        Self::with_theory(p, &blocks, Theory::Int { ranges, exact: false, parity: false })
     }
 
     pub(crate) fn with_theory(p: &'p Program, blocks: &[Block], theory: Theory) -> EncodedPath<'p> {
@@ -211,9 +211,9 @@ pub(crate) fn sequence_interpolant_formulas(
     // C's arithmetic first (the interpolants then carry the bounds that rule out overflow,
     // which the exact abstraction needs); ideal integers, where interpolation is easier, next.
     let encodings = [
-        Theory::Int { ranges: true, exact: true },
-        Theory::Int { ranges: false, exact: false },
-        Theory::Int { ranges: true, exact: false },
+        Theory::Int { ranges: true, exact: true, parity: false },
+        Theory::Int { ranges: false, exact: false, parity: false },
+        Theory::Int { ranges: true, exact: false, parity: false },
     ];
     sequence_interpolant_formulas_in(p, blocks, order, &encodings, cancel)
 }
@@ -273,7 +273,29 @@ pub(crate) fn sequence_interpolant_formulas_in(
 /// A Spacer context. After a query that was interrupted or timed out, Z3 4.8.12 may throw
 /// from the context's destructor (a `rewriter_exception` that aborts the process), so such a
 /// context is leaked instead of freed.
-struct SpacerContext(std::mem::ManuallyDrop<Fixedpoint>, bool);
+pub(crate) struct SpacerContext(std::mem::ManuallyDrop<Fixedpoint>, bool);
+
+impl SpacerContext {
+    /// A Spacer context with inlining and slicing off (so that every relation gets its own
+    /// solution) and a time limit of `limit_ms` or the time left, whichever is less.
+    pub(crate) fn new(cancel: &Cancel, limit_ms: u64) -> SpacerContext {
+        let fp = SpacerContext(std::mem::ManuallyDrop::new(Fixedpoint::new()), false);
+        let mut params = Params::new();
+        params.set_symbol("engine", "spacer");
+        params.set_bool("xform.inline_linear", false);
+        params.set_bool("xform.inline_eager", false);
+        params.set_bool("xform.slice", false);
+        let ms = cancel.remaining_ms().map_or(limit_ms, |r| r.min(limit_ms)).max(1);
+        params.set_u32("timeout", ms as u32);
+        fp.set_params(&params);
+        fp
+    }
+
+    /// Keeps the context from being freed (after an interrupted or timed-out query).
+    pub(crate) fn leak(&mut self) {
+        self.1 = true;
+    }
+}
 
 impl std::ops::Deref for SpacerContext {
     type Target = Fixedpoint;
@@ -294,15 +316,7 @@ impl Drop for SpacerContext {
 /// Spacer on the chain of Horn clauses.
 fn spacer(path: &EncodedPath, cancel: &Cancel) -> Result<Vec<Bool>, String> {
     let n = path.blocks.len();
-    let fp = SpacerContext(std::mem::ManuallyDrop::new(Fixedpoint::new()), false);
-    let mut params = Params::new();
-    params.set_symbol("engine", "spacer");
-    params.set_bool("xform.inline_linear", false);
-    params.set_bool("xform.inline_eager", false);
-    params.set_bool("xform.slice", false);
-    let ms = cancel.remaining_ms().map_or(QUERY_MS, |r| r.min(QUERY_MS)).max(1);
-    params.set_u32("timeout", ms as u32);
-    fp.set_params(&params);
+    let fp = SpacerContext::new(cancel, QUERY_MS);
     let preds: Vec<FuncDecl> = (0..n - 1)
         .map(|k| {
             let sorts: Vec<Sort> = path.shared[k].iter().map(|d| d.get_sort()).collect();
@@ -343,7 +357,7 @@ fn spacer(path: &EncodedPath, cancel: &Cancel) -> Result<Vec<Bool>, String> {
         SatResult::Unknown => {
             let why = fp.get_reason_unknown();
             let mut fp = fp;
-            fp.1 = true;
+            fp.leak();
             return Err(format!("Spacer gave up ({})", why));
         }
     }
@@ -555,7 +569,9 @@ fn farkas(path: &EncodedPath, cancel: &Cancel) -> Result<Vec<Bool>, String> {
     let mut diseqs = Vec::new();
     for (k, b) in path.blocks.iter().enumerate() {
         for c in b {
-            rows(c, k, &mut rs, &mut diseqs).ok_or("the path has constraints that are not linear (in)equalities")?;
+            // A constraint that is not linear is left out (its linear conjuncts kept): a
+            // certificate for the weaker path is one for the path.
+            let _ = rows(c, k, &mut rs, &mut diseqs);
         }
     }
     if diseqs.len() > 4 {

@@ -181,7 +181,7 @@ fn nonstrict_bool(b: &Bool, memo: &mut HashMap<usize, (Dynamic, Dynamic)>) -> Bo
 }
 
 fn encode_block<'p>(p: &'p Program, mods: &[BTreeSet<VarId>], g: &BlockGraph, int: bool, tag: &str) -> EncBlock<'p> {
-    let theory = if int { Theory::Int { ranges: true, exact: true } } else { Theory::BitVec };
+    let theory = if int { Theory::Int { ranges: true, exact: true, parity: false } } else { Theory::BitVec };
     let mut enc = Encoder::new(p, theory, false);
     let marks: Vec<Bool> = (0..g.edges.len()).map(|e| Bool::new_const(format!("{}_m{}", tag, e))).collect();
     let mut edge_ssa: Vec<Option<HashMap<VarId, u32>>> = vec![None; g.edges.len()];
@@ -539,7 +539,7 @@ impl<'p> LpiSmt<'p> {
     pub fn value_determination(&mut self, vd: &VdProblem) -> Vec<MaxOutcome> {
         let p = self.p;
         let mods = self.mods.clone();
-        let mut enc = Encoder::new(p, Theory::Int { ranges: true, exact: true }, false);
+        let mut enc = Encoder::new(p, Theory::Int { ranges: true, exact: true, parity: false }, false);
         let d: Vec<Int> = (0..vd.n_vars).map(|i| Int::new_const(format!("lpi_vd_d{}", i))).collect();
         let mut cons: Vec<Bool> = Vec::new();
         for &(i, v) in &vd.fixed {

@@ -152,7 +152,7 @@ pub fn abstraction(
     // Exact integers (C's wrap-around as modular constraints) decide linear blocks fastest; a
     // block with a non-linear product is encoded over bit-vectors instead, which stay exact
     // and decidable where non-linear integer arithmetic would not.
-    let mut enc = Encoder::new(p, Theory::Int { ranges: true, exact: true }, false);
+    let mut enc = Encoder::new(p, Theory::Int { ranges: true, exact: true, parity: false }, false);
     let mut pre = region_formula(&mut enc, table, start, &HashMap::new());
     let mut dag = encode_dag(&mut enc, p, block);
     if enc.nonlinear {

@@ -47,7 +47,7 @@ pub enum Image {
 }
 
 fn theory() -> Theory {
-    Theory::Int { ranges: true, exact: true }
+    Theory::Int { ranges: true, exact: true, parity: true }
 }
 
 /// `[val]` over the current versions of the encoder: the conjunction of the predicates'
@@ -254,7 +254,7 @@ fn new_frame(p: &Program, enc: &mut Encoder, g: FuncId) -> Vec<(VarId, u32)> {
 
 /// Binds the callee's parameters to the arguments (evaluated in the caller's frame, which
 /// must be current) in a fresh frame of the callee. Returns the argument terms.
-fn enter(p: &Program, enc: &mut Encoder, call: &crate::cfa::Call) -> (Vec<Term>, Vec<(VarId, u32)>) {
+pub(crate) fn enter(p: &Program, enc: &mut Encoder, call: &crate::cfa::Call) -> (Vec<Term>, Vec<(VarId, u32)>) {
     let args: Vec<Term> = call.args.iter().map(|e| enc.expr(e)).collect();
     let saved = new_frame(p, enc, call.callee);
     let params = p.cfa(call.callee).params.clone();
@@ -281,31 +281,17 @@ pub fn call_image(p: &Program, f: FuncId, e: crate::cfa::EdgeId, pre: &[LinPred]
     enumerate(&mut enc, &[start], post, cancel)
 }
 
-/// The caller's valuations after the call at `(f, e)` (the eval rule): the caller had `val`
-/// over `pre` at the call, the callee ends with `exit_val` over its predicates `callee_preds`
-/// (relative to its entry copies `copies`: `(copy, original)` pairs, originals being the
-/// callee's parameters and the globals).
-#[allow(clippy::too_many_arguments)]
-pub fn return_image(
-    p: &Program,
-    f: FuncId,
-    e: crate::cfa::EdgeId,
-    pre: &[LinPred],
-    val: Valuation,
-    callee_preds: &[LinPred],
-    copies: &[(VarId, VarId)],
-    exit_val: Valuation,
-    post: &[LinPred],
-    cancel: &Cancel,
-) -> Image {
-    let EdgeKind::CallSummary(call) = &p.cfa(f).edge(e).kind else {
-        return Image::GaveUp("internal error: not a call edge".into());
-    };
+/// Encodes a call and its return from the caller's current frame (the eval rule's concrete
+/// relation): the callee is entered with the arguments, its entry copies (`(copy, original)`
+/// pairs, originals being the callee's parameters and the globals) are linked to the values
+/// at the call, then it runs: its locals other than the copies and every global take new
+/// versions, the values at its exit, at which `at_exit` is called (the callee's frame is
+/// current then). Back in the caller's frame (memory reached through pointers havocked), the
+/// results are assigned. Returns the links of the entry copies.
+pub(crate) fn encode_eval(p: &Program, enc: &mut Encoder, call: &crate::cfa::Call, copies: &[(VarId, VarId)], at_exit: &mut dyn FnMut(&mut Encoder)) -> Vec<Bool> {
     let g = call.callee;
-    let mut enc = Encoder::new(p, theory(), false);
-    let start = valuation_formula(&mut enc, pre, val);
     let globals_at_call: Vec<(VarId, u32)> = (0..p.globals.len()).map(|i| (VarId::global(i), enc.version(VarId::global(i)))).collect();
-    let (_, saved) = enter(p, &mut enc, call);
+    let (_, saved) = enter(p, enc, call);
     // The entry copies hold the parameters' values at entry and the globals at the call.
     let mut links = Vec::new();
     for &(copy, orig) in copies {
@@ -332,7 +318,7 @@ pub fn return_image(
     for i in 0..p.globals.len() {
         enc.bump(VarId::global(i), None);
     }
-    let exit = valuation_formula(&mut enc, callee_preds, exit_val);
+    at_exit(enc);
     let rets: Vec<Term> = p
         .cfa(g)
         .ret
@@ -354,6 +340,34 @@ pub fn return_image(
     for (lhs, t) in call.ret.iter().zip(rets) {
         enc.write(lhs, Some(t), false, &mut obs);
     }
+    links
+}
+
+/// The caller's valuations after the call at `(f, e)` (the eval rule): the caller had `val`
+/// over `pre` at the call, the callee ends with `exit_val` over its predicates `callee_preds`
+/// (relative to its entry copies `copies`: `(copy, original)` pairs, originals being the
+/// callee's parameters and the globals).
+#[allow(clippy::too_many_arguments)]
+pub fn return_image(
+    p: &Program,
+    f: FuncId,
+    e: crate::cfa::EdgeId,
+    pre: &[LinPred],
+    val: Valuation,
+    callee_preds: &[LinPred],
+    copies: &[(VarId, VarId)],
+    exit_val: Valuation,
+    post: &[LinPred],
+    cancel: &Cancel,
+) -> Image {
+    let EdgeKind::CallSummary(call) = &p.cfa(f).edge(e).kind else {
+        return Image::GaveUp("internal error: not a call edge".into());
+    };
+    let mut enc = Encoder::new(p, theory(), false);
+    let start = valuation_formula(&mut enc, pre, val);
+    let mut exit = None;
+    let links = encode_eval(p, &mut enc, call, copies, &mut |enc| exit = Some(valuation_formula(enc, callee_preds, exit_val)));
+    let exit = exit.unwrap_or_else(|| Bool::from_bool(true));
     let mut extra = vec![start, exit];
     extra.extend(links);
     enumerate(&mut enc, &extra, post, cancel)
@@ -383,9 +397,9 @@ pub fn path_predicates(
     // Ideal integers first: linear paths stay conjunctions of linear constraints there, so
     // that Farkas interpolation applies (the predicates are then evaluated exactly).
     let encodings = [
-        Theory::Int { ranges: false, exact: false },
-        Theory::Int { ranges: true, exact: true },
-        Theory::Int { ranges: true, exact: false },
+        Theory::Int { ranges: false, exact: false, parity: true },
+        Theory::Int { ranges: true, exact: true, parity: true },
+        Theory::Int { ranges: true, exact: false, parity: true },
     ];
     let (strategy, itps, names) = crate::smt::interpolate::sequence_interpolant_formulas_in(p, &blocks, order, &encodings, cancel)?;
     // Replay the encoding the interpolants are over (same SSA numbering) to learn the current

@@ -37,7 +37,7 @@ const MAX_ROUNDS: usize = 4_000;
 
 /// Exact integers with C's wrap-around (bit operations over-approximated), as the predicate
 /// abstraction encodes blocks: the abstraction over-approximates the program.
-const THEORY: Theory = Theory::Int { ranges: true, exact: true };
+const THEORY: Theory = Theory::Int { ranges: true, exact: true, parity: false };
 
 /// A literal of a transition formula: predicate `pred` at the current (`next == false`) or
 /// the next state, positive or negated.
@@ -301,7 +301,7 @@ pub fn discover(p: &Program, ops: &[OpCtx], preds: &mut Predicates, order: &[Str
     let blocks: Vec<Block> = ops.iter().map(|o| Block::of_path(std::slice::from_ref(o))).collect();
     // Ideal integers first: without C's wrap-around terms the atoms are the plain relations a
     // user would write (`a[z] == y`); they are evaluated with C's semantics all the same.
-    let encodings = [Theory::Int { ranges: false, exact: false }, THEORY];
+    let encodings = [Theory::Int { ranges: false, exact: false, parity: false }, THEORY];
     match crate::smt::interpolate::sequence_interpolant_formulas_in(p, &blocks, order, &encodings, cancel) {
         Ok((strategy, itps, _)) => {
             tracing::debug!("tra: interpolants by {}", strategy.name());

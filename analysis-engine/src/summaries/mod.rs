@@ -34,6 +34,7 @@ use crate::cpa::predicate::pred::LinPred;
 use crate::cpa::{OpCtx, OpKind};
 use crate::ir::{FuncId, Stmt, VarId};
 use crate::properties::PropertyKey;
+use crate::smt::horn::{dag_predicates, DagArc, DagNode};
 use crate::smt::interpolate::Strategy;
 use crate::smt::path::{check_path, PathResult, Violation};
 use crate::smt::summary::{call_image, initial_image, path_predicates, return_image, EdgeRule, Image, Valuation};
@@ -48,16 +49,25 @@ pub const MAX_FACTS: usize = 400_000;
 /// Operations a counterexample may have once sub-paths are inlined.
 pub const MAX_PATH: usize = 200_000;
 
+/// Nodes of a counterexample DAG refined as a whole (larger ones: one path at a time).
+pub const MAX_DAG_NODES: usize = 3_000;
+
+/// Facts a round derives beyond twice the count at its first target (see `tabulate`).
+const DAG_HORIZON: usize = 1_000;
+
 /// Options of the summary analysis.
 #[derive(Clone, Debug)]
 pub struct SummaryConfig {
     pub max_refinements: u64,
     pub interpolation: Vec<Strategy>,
+    /// Refine from the counterexample DAG of a round (seed 002 §4.2), falling back to one
+    /// path; `false`: one path per round.
+    pub dag: bool,
 }
 
 impl Default for SummaryConfig {
     fn default() -> Self {
-        SummaryConfig { max_refinements: 200, interpolation: Strategy::ALL.to_vec() }
+        SummaryConfig { max_refinements: 200, interpolation: Strategy::ALL.to_vec(), dag: true }
     }
 }
 
@@ -106,6 +116,13 @@ enum Why {
 /// The state of one round of tabulation.
 struct Tabulation {
     why: HashMap<Fact, Why>,
+    /// The order in which facts were derived.
+    order: HashMap<Fact, usize>,
+    /// Derivations of a fact after its first one, from facts derived before it (the witness
+    /// graph with all of them is the counterexample DAG; the order keeps it acyclic).
+    more: HashMap<Fact, Vec<Why>>,
+    /// Facts at the targets of undecided properties, in the order they were reached.
+    targets: Vec<(Fact, PropertyKey)>,
     work: VecDeque<Fact>,
     callers: HashMap<(FuncId, Ctx), Vec<(Fact, EdgeId)>>,
     exits: HashMap<(FuncId, Ctx), Vec<Fact>>,
@@ -114,7 +131,8 @@ struct Tabulation {
 enum RoundEnd {
     /// Every fact derived; no undecided property reachable.
     Exhausted,
-    Target(Fact, PropertyKey),
+    /// Facts at targets of undecided properties (`Tabulation::targets`) were reached.
+    Targets,
     GaveUp(String),
     Interrupted(Interrupt),
 }
@@ -193,16 +211,36 @@ impl<'a, 'p> Analysis<'a, 'p> {
     }
 
     fn add(&self, tab: &mut Tabulation, fact: Fact, why: Why) {
-        if let std::collections::hash_map::Entry::Vacant(e) = tab.why.entry(fact) {
-            e.insert(why);
-            tab.work.push_back(fact);
+        match tab.why.entry(fact) {
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(why);
+                tab.order.insert(fact, tab.order.len());
+                tab.work.push_back(fact);
+            }
+            std::collections::hash_map::Entry::Occupied(_) => {
+                let k = tab.order[&fact];
+                if why_sources(&why).iter().all(|s| tab.order.get(s).is_some_and(|&j| j < k)) {
+                    tab.more.entry(fact).or_default().push(why);
+                }
+            }
         }
     }
 
-    /// One round of tabulation under the current predicates, up to the first fact at the
-    /// target of a property not in `decided`.
+    /// One round of tabulation under the current predicates. Facts at the target of a
+    /// property not in `decided` are collected (not expanded); once one is reached, the
+    /// round goes on for at most as many facts again (plus `DAG_HORIZON`), so that the
+    /// counterexample DAG holds the other error paths of about the same length.
     fn tabulate(&mut self, decided: &dyn Fn(&PropertyKey) -> bool) -> (Tabulation, RoundEnd) {
-        let mut tab = Tabulation { why: HashMap::new(), work: VecDeque::new(), callers: HashMap::new(), exits: HashMap::new() };
+        let mut tab = Tabulation {
+            why: HashMap::new(),
+            order: HashMap::new(),
+            more: HashMap::new(),
+            targets: Vec::new(),
+            work: VecDeque::new(),
+            callers: HashMap::new(),
+            exits: HashMap::new(),
+        };
+        let mut horizon = usize::MAX;
         let start = self.p.start;
         let init = match initial_image(self.p, self.preds(start), self.cancel) {
             Image::Valuations(v) => v,
@@ -218,11 +256,21 @@ impl<'a, 'p> Analysis<'a, 'p> {
                 return (tab, RoundEnd::Interrupted(i));
             }
             if tab.why.len() > MAX_FACTS {
+                if !tab.targets.is_empty() {
+                    break;
+                }
                 return (tab, RoundEnd::GaveUp(format!("more than {} abstract facts", MAX_FACTS)));
+            }
+            if tab.why.len() > horizon {
+                break;
             }
             if let Some(key) = self.property(&fact) {
                 if !decided(&key) {
-                    return (tab, RoundEnd::Target(fact, key));
+                    if tab.targets.is_empty() {
+                        horizon = 2 * tab.why.len() + DAG_HORIZON;
+                    }
+                    tab.targets.push((fact, key));
+                    continue;
                 }
             }
             let cfa = self.p.cfa(fact.func);
@@ -286,7 +334,24 @@ impl<'a, 'p> Analysis<'a, 'p> {
                 }
             }
         }
-        (tab, RoundEnd::Exhausted)
+        let end = if tab.targets.is_empty() { RoundEnd::Exhausted } else { RoundEnd::Targets };
+        (tab, end)
+    }
+
+    /// Forgets the abstract rules after predicates were added.
+    fn new_precision(&mut self) {
+        if tracing::enabled!(tracing::Level::DEBUG) {
+            for f in self.p.func_ids() {
+                let shown: Vec<String> = self.preds(f).iter().map(|x| x.display(self.p).to_string()).collect();
+                if !shown.is_empty() {
+                    tracing::debug!("summaries: predicates of {}: {}", self.p.cfa(f).name, shown.join(", "));
+                }
+            }
+        }
+        self.edge_cache.clear();
+        self.rules.clear();
+        self.call_cache.clear();
+        self.ret_cache.clear();
     }
 
     fn gave_up(&self, why: String) -> RoundEnd {
@@ -299,6 +364,57 @@ impl<'a, 'p> Analysis<'a, 'p> {
             Ok(()) => RoundEnd::GaveUp(why),
         }
     }
+}
+
+/// The facts a derivation comes from.
+fn why_sources(why: &Why) -> Vec<Fact> {
+    match *why {
+        Why::Init => Vec::new(),
+        Why::Step(f, _) | Why::Call(f, _) => vec![f],
+        Why::Return(c, x, _) => vec![c, x],
+    }
+}
+
+/// The counterexample DAG of a round (seed 002 §4.2–§4.3): the facts from which a target
+/// fact derives, with all their derivations (`None` beyond `limit` nodes).
+fn counterexample_dag(tab: &Tabulation, limit: usize) -> Option<Vec<DagNode>> {
+    let mut index: HashMap<Fact, usize> = HashMap::new();
+    let mut facts: Vec<Fact> = Vec::new();
+    let mut stack: Vec<Fact> = tab.targets.iter().map(|(f, _)| *f).collect();
+    while let Some(f) = stack.pop() {
+        if index.contains_key(&f) {
+            continue;
+        }
+        if facts.len() >= limit {
+            return None;
+        }
+        index.insert(f, facts.len());
+        facts.push(f);
+        let first = tab.why.get(&f).into_iter();
+        for w in first.chain(tab.more.get(&f).into_iter().flatten()) {
+            stack.extend(why_sources(w));
+        }
+    }
+    // Earlier facts first (the order of derivation is a topological order).
+    facts.sort_by_key(|f| tab.order[f]);
+    let index: HashMap<Fact, usize> = facts.iter().enumerate().map(|(i, f)| (*f, i)).collect();
+    let nodes = facts
+        .iter()
+        .map(|f| {
+            let first = tab.why.get(f).into_iter();
+            let arcs = first
+                .chain(tab.more.get(f).into_iter().flatten())
+                .map(|w| match *w {
+                    Why::Init => DagArc::Init,
+                    Why::Step(s, e) => DagArc::Step(index[&s], e),
+                    Why::Call(c, e) => DagArc::Call(index[&c], e),
+                    Why::Return(c, x, e) => DagArc::Return { caller: index[&c], exit: index[&x], edge: e },
+                })
+                .collect();
+            DagNode { func: f.func, arcs, target: tab.targets.iter().any(|(t, _)| t == f) }
+        })
+        .collect();
+    Some(nodes)
 }
 
 /// The interprocedural path the witness of `fact` stands for: a callee's sub-path (from its
@@ -385,6 +501,24 @@ fn path_conditions(ops: &[(OpCtx, usize)]) -> Vec<(FuncId, LinPred)> {
     out
 }
 
+/// Adds a predicate to `f`'s list unless it is trivial, known, or the list is full (then
+/// sets `full`); counts it in `added`.
+fn add_predicate(a: &mut Analysis, f: FuncId, pred: LinPred, added: &mut usize, full: &mut bool) {
+    if trivial(a.p, &pred) {
+        return;
+    }
+    let list = &mut a.preds[f.0 as usize];
+    if list.contains(&pred) {
+        return;
+    }
+    if list.len() >= MAX_PREDICATES_PER_FUNCTION {
+        *full = true;
+        return;
+    }
+    list.push(pred);
+    *added += 1;
+}
+
 /// True if the predicate's truth follows from its variable's C type alone (a bound every
 /// value satisfies, or none does): such predicates only multiply valuations.
 fn trivial(p: &Program, pred: &LinPred) -> bool {
@@ -425,6 +559,7 @@ pub fn run<'p>(w: &'p program::WithCopies, cfg: &SummaryConfig, cancel: &Cancel,
         facts: 0,
         predicates: Vec::new(),
     };
+    let mut dag_limit = MAX_DAG_NODES;
     loop {
         let done = |k: &PropertyKey| decided.contains(k) || result.violated.contains_key(k) || result.unknown.contains_key(k);
         let (tab, end) = a.tabulate(&done);
@@ -439,7 +574,7 @@ pub fn run<'p>(w: &'p program::WithCopies, cfg: &SummaryConfig, cancel: &Cancel,
                 result.open_reason = Some(why);
                 break;
             }
-            RoundEnd::Target(f, k) => (f, k),
+            RoundEnd::Targets => tab.targets[0],
         };
         let Some(ops) = witness_path(&tab, fact) else {
             result.unknown.insert(key, format!("the abstract counterexample has more than {} operations", MAX_PATH));
@@ -464,29 +599,46 @@ pub fn run<'p>(w: &'p program::WithCopies, cfg: &SummaryConfig, cancel: &Cancel,
                 continue;
             }
         }
-        // Refinement.
         if result.refinements >= cfg.max_refinements {
             result.open_reason = Some(format!("more than {} refinements", cfg.max_refinements));
             break;
         }
         let copies = |f: FuncId| program::copies_of(w, f).to_vec();
+        // The first path is spurious. The DAG of all error paths of the round next: if it is
+        // infeasible as a whole, the atoms of its annotation refine every path at once.
+        if cfg.dag {
+            let dag = counterexample_dag(&tab, dag_limit);
+            let mut added = 0;
+            let mut full = false;
+            match &dag {
+                None => tracing::debug!("summaries: counterexample DAG of more than {} nodes; one path instead", dag_limit),
+                Some(dag) => match dag_predicates(p, dag, &copies, cancel) {
+                    Ok(per_node) => {
+                        for (node, atoms) in dag.iter().zip(per_node) {
+                            for atom in atoms {
+                                add_predicate(&mut a, node.func, atom, &mut added, &mut full);
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        tracing::debug!("summaries: no DAG refinement ({}); one path instead", e);
+                        // Spacer gave up: larger DAGs (the next rounds') are not tried.
+                        if !e.contains("feasible") {
+                            dag_limit = dag.len() / 2;
+                        }
+                    }
+                },
+            }
+            if added > 0 {
+                result.refinements += 1;
+                a.new_precision();
+                continue;
+            }
+        }
+        // Refinement of this path.
         let mut added = 0;
         let mut full = false;
-        let add = |a: &mut Analysis, f: FuncId, pred: LinPred, added: &mut usize, full: &mut bool| {
-            if trivial(a.p, &pred) {
-                return;
-            }
-            let list = &mut a.preds[f.0 as usize];
-            if list.contains(&pred) {
-                return;
-            }
-            if list.len() >= MAX_PREDICATES_PER_FUNCTION {
-                *full = true;
-                return;
-            }
-            list.push(pred);
-            *added += 1;
-        };
+        let add = add_predicate;
         let mut failure = None;
         match path_predicates(p, &ctxs, &copies, &cfg.interpolation, cancel) {
             Ok((strategy, cuts)) => {
@@ -522,18 +674,7 @@ pub fn run<'p>(w: &'p program::WithCopies, cfg: &SummaryConfig, cancel: &Cancel,
             continue;
         }
         result.refinements += 1;
-        if tracing::enabled!(tracing::Level::DEBUG) {
-            for f in p.func_ids() {
-                let shown: Vec<String> = a.preds(f).iter().map(|x| x.display(p).to_string()).collect();
-                if !shown.is_empty() {
-                    tracing::debug!("summaries: predicates of {}: {}", p.cfa(f).name, shown.join(", "));
-                }
-            }
-        }
-        a.edge_cache.clear();
-        a.rules.clear();
-        a.call_cache.clear();
-        a.ret_cache.clear();
+        a.new_precision();
     }
     if result.open_reason.is_none() {
         result.open_reason = a.unsupported.clone();

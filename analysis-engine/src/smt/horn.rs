@@ -1,0 +1,231 @@
+//! Predicates from the counterexample DAG of the summary analysis, after seed 002 §4.2–§4.3
+//! (Esparza, Kiefer, Schwoon, "Abstraction Refinement with Craig Interpolation and Symbolic
+//! Pushdown Systems"): all abstract error paths of one round are refined together.
+//!
+//! The DAG is the witness graph of the tabulation (`summaries`): one node per abstract fact,
+//! abstract values dropped, each node with every derivation from earlier facts (so it is
+//! acyclic, recursive invocations being distinct facts). A callee's facts are shared by all
+//! the invocations that reach them with the same entry valuation: the compressed form of
+//! §4.3. Each node gets an unknown relation over the variables in scope at it (the globals
+//! and its function's locals, which include the `@entry` copies), each derivation a Horn
+//! clause with the concrete relation of its rule (step, push, or eval with the callee's exit
+//! relation as the procedure effect), each target `P_t → false`. The system is non-recursive;
+//! Spacer's solution is an annotation of the DAG with `{P_m} R {P_n}` on every arc:
+//! disjunctions at merge nodes and conjunctions at branch nodes (Prop. 2.10) come with the
+//! Horn semantics, the exit relations are the effect predicates `P_<f` relative to the
+//! callee's entry. The atoms of each node's solution become predicates of its function.
+//!
+//! Z3 4.8.12 has no BDD interpolation, so this replaces the paper's strongest/weakest/
+//! conciliated computation by Spacer's generalisation (route I1 of seeds-002-003.md C.1);
+//! the predicates feed the exact abstraction, whose exhaustion is the proof, so they need
+//! no validity check of their own.
+
+use std::collections::{BTreeMap, HashMap};
+
+use z3::ast::{Ast, Bool, Dynamic};
+use z3::{FuncDecl, SatResult, Sort};
+
+use crate::cfa::{EdgeId, EdgeKind, Program};
+use crate::core::{Cancel, Op};
+use crate::cpa::predicate::pred::LinPred;
+use crate::ir::{FuncId, VarId, VarKind};
+use crate::smt::encode::{Encoder, Theory, VTerm};
+use crate::smt::interpolate::{and, symbols_of, SpacerContext};
+use crate::smt::linear::atoms;
+use crate::smt::summary::{encode_eval, enter};
+
+/// Spacer's limit for one DAG (per encoding).
+const DAG_MS: u64 = 2_000;
+
+/// How a DAG node was derived (indices of earlier nodes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DagArc {
+    /// The program's start.
+    Init,
+    /// An intraprocedural edge of the node's function from node `.0`.
+    Step(usize, EdgeId),
+    /// The callee's entry from the caller's node `.0` at its call edge `.1`.
+    Call(usize, EdgeId),
+    /// After the call edge `edge` of the caller at node `caller`, with the callee's exit node.
+    Return { caller: usize, exit: usize, edge: EdgeId },
+}
+
+/// One node of a counterexample DAG.
+#[derive(Clone, Debug)]
+pub struct DagNode {
+    pub func: FuncId,
+    pub arcs: Vec<DagArc>,
+    /// An error node (the relation implies false).
+    pub target: bool,
+}
+
+/// The variables a node's relation ranges over: the scalar globals and the scalar locals of
+/// its function (arrays are left out: their contents are not carried from one rule to the
+/// next, an over-approximation of the DAG).
+fn signature(p: &Program, f: FuncId) -> Vec<VarId> {
+    let scalar = |v: &VarId| matches!(p.var(*v).kind, VarKind::Int(_));
+    let globals = (0..p.globals.len()).map(VarId::global);
+    let locals = (0..p.cfa(f).locals.len()).map(|i| VarId::local(f, i));
+    globals.chain(locals).filter(scalar).collect()
+}
+
+fn terms(enc: &mut Encoder, sig: &[VarId]) -> Vec<Dynamic> {
+    sig.iter()
+        .filter_map(|&v| match enc.cur_term(v) {
+            VTerm::Scalar(d) => Some(d),
+            VTerm::Arr(_) => None,
+        })
+        .collect()
+}
+
+/// Why a DAG has no solution.
+enum Fail {
+    /// Some path of the DAG is feasible in the encoding.
+    Feasible,
+    GaveUp(String),
+}
+
+/// Per node of `dag`, the atoms of its relation in a solution of the DAG's Horn clauses (on
+/// ideal integers; on C's ranges and wrap-around when a path is feasible on ideal integers
+/// only). An error when there is no solution: some path of the DAG is feasible, or Spacer
+/// gave up (then the other encoding is not tried: it is no easier).
+pub fn dag_predicates(
+    p: &Program,
+    dag: &[DagNode],
+    copies: &dyn Fn(FuncId) -> Vec<(VarId, VarId)>,
+    cancel: &Cancel,
+) -> Result<Vec<Vec<LinPred>>, String> {
+    let encodings = [Theory::Int { ranges: false, exact: false, parity: true }, Theory::Int { ranges: true, exact: true, parity: true }];
+    for theory in encodings {
+        cancel.check().map_err(|i| i.describe())?;
+        match solve(p, dag, theory, copies, cancel) {
+            Ok(preds) => return Ok(preds),
+            Err(Fail::Feasible) => continue,
+            Err(Fail::GaveUp(why)) => return Err(why),
+        }
+    }
+    Err("a path of the counterexample DAG is feasible in the integer encodings".into())
+}
+
+fn solve(
+    p: &Program,
+    dag: &[DagNode],
+    theory: Theory,
+    copies: &dyn Fn(FuncId) -> Vec<(VarId, VarId)>,
+    cancel: &Cancel,
+) -> Result<Vec<Vec<LinPred>>, Fail> {
+    let t0 = std::time::Instant::now();
+    let fp = SpacerContext::new(cancel, DAG_MS);
+    let sigs: HashMap<FuncId, Vec<VarId>> = dag.iter().map(|n| (n.func, signature(p, n.func))).collect();
+    let rels: Vec<FuncDecl> = dag
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let sorts: Vec<Sort> = sigs[&n.func].iter().map(|_| Sort::int()).collect();
+            let refs: Vec<&Sort> = sorts.iter().collect();
+            FuncDecl::new(format!("dag_{}", i), &refs, &Sort::bool())
+        })
+        .collect();
+    let error = FuncDecl::new("dag_error", &[], &Sort::bool());
+    for r in &rels {
+        fp.register_relation(r);
+    }
+    fp.register_relation(&error);
+    let app = |i: usize, args: &[Dynamic]| -> Bool {
+        let refs: Vec<&dyn Ast> = args.iter().map(|d| d as &dyn Ast).collect();
+        rels[i].apply(&refs).as_bool().expect("a relation")
+    };
+    let mut clauses = 0usize;
+    for (i, node) in dag.iter().enumerate() {
+        let sig = &sigs[&node.func];
+        for arc in &node.arcs {
+            let mut enc = Encoder::new(p, theory, false);
+            let mut body = Vec::new();
+            let mut args: Vec<Dynamic> = Vec::new();
+            match *arc {
+                DagArc::Init => {}
+                DagArc::Step(j, e) => {
+                    let pre = terms(&mut enc, &sigs[&dag[j].func]);
+                    body.push(app(j, &pre));
+                    args.extend(pre);
+                    let ctx = crate::cpa::op_ctx(p, Op::Edge(dag[j].func, e), false);
+                    if matches!(ctx.kind, crate::cpa::OpKind::Edge(EdgeKind::CallSummary(_))) {
+                        return Err(Fail::GaveUp("internal error: a call edge taken as a statement".into()));
+                    }
+                    enc.op(&ctx);
+                }
+                DagArc::Call(j, e) => {
+                    let f = dag[j].func;
+                    let EdgeKind::CallSummary(call) = &p.cfa(f).edge(e).kind else {
+                        return Err(Fail::GaveUp("internal error: not a call edge".into()));
+                    };
+                    let pre = terms(&mut enc, &sigs[&f]);
+                    body.push(app(j, &pre));
+                    args.extend(pre);
+                    enter(p, &mut enc, call);
+                }
+                DagArc::Return { caller, exit, edge } => {
+                    let f = dag[caller].func;
+                    let EdgeKind::CallSummary(call) = &p.cfa(f).edge(edge).kind else {
+                        return Err(Fail::GaveUp("internal error: not a call edge".into()));
+                    };
+                    let pre = terms(&mut enc, &sigs[&f]);
+                    body.push(app(caller, &pre));
+                    args.extend(pre);
+                    let exit_sig = &sigs[&dag[exit].func];
+                    let mut at_exit = Vec::new();
+                    let links = encode_eval(p, &mut enc, call, &copies(call.callee), &mut |enc| at_exit = terms(enc, exit_sig));
+                    body.push(app(exit, &at_exit));
+                    args.extend(at_exit);
+                    body.extend(links);
+                }
+            }
+            let post = terms(&mut enc, sig);
+            args.extend(post.iter().cloned());
+            let constraints = enc.constraints.clone();
+            let mut vars: BTreeMap<String, Dynamic> = symbols_of(&constraints);
+            for d in &args {
+                vars.insert(d.decl().name(), d.clone());
+            }
+            body.extend(constraints);
+            let rule = and(&body).implies(&app(i, &post));
+            let bound: Vec<&dyn Ast> = vars.values().map(|d| d as &dyn Ast).collect();
+            let rule = if bound.is_empty() { rule } else { z3::ast::forall_const(&bound, &[], &rule) };
+            fp.add_rule(&rule, None);
+            clauses += 1;
+        }
+        if node.target {
+            let mut enc = Encoder::new(p, theory, false);
+            let args = terms(&mut enc, sig);
+            let rule = app(i, &args).implies(&error.apply(&[]).as_bool().expect("a relation"));
+            let bound: Vec<&dyn Ast> = args.iter().map(|d| d as &dyn Ast).collect();
+            let rule = if bound.is_empty() { rule } else { z3::ast::forall_const(&bound, &[], &rule) };
+            fp.add_rule(&rule, None);
+        }
+    }
+    let r = fp.query(&error.apply(&[]).as_bool().expect("a relation"));
+    tracing::debug!("summaries: DAG of {} nodes, {} clauses ({:?}): Spacer {:?} in {:?}", dag.len(), clauses, theory, r, t0.elapsed());
+    match r {
+        SatResult::Unsat => {}
+        SatResult::Sat => return Err(Fail::Feasible),
+        SatResult::Unknown => {
+            let why = fp.get_reason_unknown();
+            let mut fp = fp;
+            fp.leak();
+            return Err(Fail::GaveUp(format!("Spacer gave up on the counterexample DAG ({})", why)));
+        }
+    }
+    let mut out = Vec::with_capacity(dag.len());
+    for (i, node) in dag.iter().enumerate() {
+        let sig = &sigs[&node.func];
+        let cover = fp.get_cover_delta(-1, &rels[i]).ok_or_else(|| Fail::GaveUp("no solution for a node of the DAG".into()))?;
+        let names: Vec<String> = sig.iter().map(|v| format!("v{}_0", v.0)).collect();
+        let scope: HashMap<String, (VarId, u32)> = sig.iter().zip(&names).map(|(v, n)| (n.clone(), (*v, 0))).collect();
+        let mut preds = Vec::new();
+        atoms(&Dynamic::from_ast(&cover), &scope, &|k| names.get(k as usize).cloned(), &mut preds);
+        preds.sort();
+        preds.dedup();
+        out.push(preds);
+    }
+    Ok(out)
+}
