@@ -79,32 +79,33 @@ fn terms(enc: &mut Encoder, sig: &[VarId]) -> Vec<Dynamic> {
 }
 
 /// Why a DAG has no solution.
-enum Fail {
-    /// Some path of the DAG is feasible in the encoding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DagFailure {
+    /// Some path of the DAG is feasible in the integer encodings.
     Feasible,
+    /// Spacer gave up (timeout, interruption, an unsupported theory).
     GaveUp(String),
 }
 
 /// Per node of `dag`, the atoms of its relation in a solution of the DAG's Horn clauses (on
-/// ideal integers; on C's ranges and wrap-around when a path is feasible on ideal integers
-/// only). An error when there is no solution: some path of the DAG is feasible, or Spacer
+/// ideal integers; on C's ranges and wrap-around when a path is feasible on ideal integers).
+/// An error when there is no solution: some path of the DAG is feasible in both, or Spacer
 /// gave up (then the other encoding is not tried: it is no easier).
 pub fn dag_predicates(
     p: &Program,
     dag: &[DagNode],
     copies: &dyn Fn(FuncId) -> Vec<(VarId, VarId)>,
     cancel: &Cancel,
-) -> Result<Vec<Vec<LinPred>>, String> {
+) -> Result<Vec<Vec<LinPred>>, DagFailure> {
     let encodings = [Theory::Int { ranges: false, exact: false, parity: true }, Theory::Int { ranges: true, exact: true, parity: true }];
     for theory in encodings {
-        cancel.check().map_err(|i| i.describe())?;
+        cancel.check().map_err(|i| DagFailure::GaveUp(i.describe()))?;
         match solve(p, dag, theory, copies, cancel) {
-            Ok(preds) => return Ok(preds),
-            Err(Fail::Feasible) => continue,
-            Err(Fail::GaveUp(why)) => return Err(why),
+            Err(DagFailure::Feasible) => continue,
+            r => return r,
         }
     }
-    Err("a path of the counterexample DAG is feasible in the integer encodings".into())
+    Err(DagFailure::Feasible)
 }
 
 fn solve(
@@ -113,7 +114,7 @@ fn solve(
     theory: Theory,
     copies: &dyn Fn(FuncId) -> Vec<(VarId, VarId)>,
     cancel: &Cancel,
-) -> Result<Vec<Vec<LinPred>>, Fail> {
+) -> Result<Vec<Vec<LinPred>>, DagFailure> {
     let t0 = std::time::Instant::now();
     let fp = SpacerContext::new(cancel, DAG_MS);
     let sigs: HashMap<FuncId, Vec<VarId>> = dag.iter().map(|n| (n.func, signature(p, n.func))).collect();
@@ -150,14 +151,14 @@ fn solve(
                     args.extend(pre);
                     let ctx = crate::cpa::op_ctx(p, Op::Edge(dag[j].func, e), false);
                     if matches!(ctx.kind, crate::cpa::OpKind::Edge(EdgeKind::CallSummary(_))) {
-                        return Err(Fail::GaveUp("internal error: a call edge taken as a statement".into()));
+                        return Err(DagFailure::GaveUp("internal error: a call edge taken as a statement".into()));
                     }
                     enc.op(&ctx);
                 }
                 DagArc::Call(j, e) => {
                     let f = dag[j].func;
                     let EdgeKind::CallSummary(call) = &p.cfa(f).edge(e).kind else {
-                        return Err(Fail::GaveUp("internal error: not a call edge".into()));
+                        return Err(DagFailure::GaveUp("internal error: not a call edge".into()));
                     };
                     let pre = terms(&mut enc, &sigs[&f]);
                     body.push(app(j, &pre));
@@ -167,7 +168,7 @@ fn solve(
                 DagArc::Return { caller, exit, edge } => {
                     let f = dag[caller].func;
                     let EdgeKind::CallSummary(call) = &p.cfa(f).edge(edge).kind else {
-                        return Err(Fail::GaveUp("internal error: not a call edge".into()));
+                        return Err(DagFailure::GaveUp("internal error: not a call edge".into()));
                     };
                     let pre = terms(&mut enc, &sigs[&f]);
                     body.push(app(caller, &pre));
@@ -207,18 +208,18 @@ fn solve(
     tracing::debug!("summaries: DAG of {} nodes, {} clauses ({:?}): Spacer {:?} in {:?}", dag.len(), clauses, theory, r, t0.elapsed());
     match r {
         SatResult::Unsat => {}
-        SatResult::Sat => return Err(Fail::Feasible),
+        SatResult::Sat => return Err(DagFailure::Feasible),
         SatResult::Unknown => {
             let why = fp.get_reason_unknown();
             let mut fp = fp;
             fp.leak();
-            return Err(Fail::GaveUp(format!("Spacer gave up on the counterexample DAG ({})", why)));
+            return Err(DagFailure::GaveUp(format!("Spacer gave up on the counterexample DAG ({})", why)));
         }
     }
     let mut out = Vec::with_capacity(dag.len());
     for (i, node) in dag.iter().enumerate() {
         let sig = &sigs[&node.func];
-        let cover = fp.get_cover_delta(-1, &rels[i]).ok_or_else(|| Fail::GaveUp("no solution for a node of the DAG".into()))?;
+        let cover = fp.get_cover_delta(-1, &rels[i]).ok_or_else(|| DagFailure::GaveUp("no solution for a node of the DAG".into()))?;
         let names: Vec<String> = sig.iter().map(|v| format!("v{}_0", v.0)).collect();
         let scope: HashMap<String, (VarId, u32)> = sig.iter().zip(&names).map(|(v, n)| (n.clone(), (*v, 0))).collect();
         let mut preds = Vec::new();

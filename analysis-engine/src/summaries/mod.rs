@@ -25,7 +25,7 @@
 pub mod interpolants;
 pub mod program;
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 use crate::cfa::{EdgeId, EdgeKind, NodeId, Program};
 use crate::core::{Cancel, Interrupt, Op};
@@ -34,7 +34,7 @@ use crate::cpa::predicate::pred::LinPred;
 use crate::cpa::{OpCtx, OpKind};
 use crate::ir::{FuncId, Stmt, VarId};
 use crate::properties::PropertyKey;
-use crate::smt::horn::{dag_predicates, DagArc, DagNode};
+use crate::smt::horn::{dag_predicates, DagArc, DagFailure, DagNode};
 use crate::smt::interpolate::Strategy;
 use crate::smt::path::{check_path, PathResult, Violation};
 use crate::smt::summary::{call_image, initial_image, path_predicates, return_image, EdgeRule, Image, Valuation};
@@ -378,17 +378,16 @@ fn why_sources(why: &Why) -> Vec<Fact> {
 /// The counterexample DAG of a round (seed 002 §4.2–§4.3): the facts from which a target
 /// fact derives, with all their derivations (`None` beyond `limit` nodes).
 fn counterexample_dag(tab: &Tabulation, limit: usize) -> Option<Vec<DagNode>> {
-    let mut index: HashMap<Fact, usize> = HashMap::new();
+    let mut seen: HashSet<Fact> = HashSet::new();
     let mut facts: Vec<Fact> = Vec::new();
     let mut stack: Vec<Fact> = tab.targets.iter().map(|(f, _)| *f).collect();
     while let Some(f) = stack.pop() {
-        if index.contains_key(&f) {
+        if !seen.insert(f) {
             continue;
         }
         if facts.len() >= limit {
             return None;
         }
-        index.insert(f, facts.len());
         facts.push(f);
         let first = tab.why.get(&f).into_iter();
         for w in first.chain(tab.more.get(&f).into_iter().flatten()) {
@@ -620,12 +619,11 @@ pub fn run<'p>(w: &'p program::WithCopies, cfg: &SummaryConfig, cancel: &Cancel,
                             }
                         }
                     }
-                    Err(e) => {
-                        tracing::debug!("summaries: no DAG refinement ({}); one path instead", e);
-                        // Spacer gave up: larger DAGs (the next rounds') are not tried.
-                        if !e.contains("feasible") {
-                            dag_limit = dag.len() / 2;
-                        }
+                    Err(DagFailure::Feasible) => tracing::debug!("summaries: the counterexample DAG has a feasible path; one path instead"),
+                    Err(DagFailure::GaveUp(why)) => {
+                        tracing::debug!("summaries: no DAG refinement ({}); one path instead", why);
+                        // Larger DAGs (the next rounds') are not tried.
+                        dag_limit = dag.len() / 2;
                     }
                 },
             }
@@ -638,7 +636,6 @@ pub fn run<'p>(w: &'p program::WithCopies, cfg: &SummaryConfig, cancel: &Cancel,
         // Refinement of this path.
         let mut added = 0;
         let mut full = false;
-        let add = add_predicate;
         let mut failure = None;
         match path_predicates(p, &ctxs, &copies, &cfg.interpolation, cancel) {
             Ok((strategy, cuts)) => {
@@ -648,7 +645,7 @@ pub fn run<'p>(w: &'p program::WithCopies, cfg: &SummaryConfig, cancel: &Cancel,
                     for atom in atoms {
                         let scoped = atom.vars().all(|v: VarId| v.func().is_none() || v.func() == Some(f));
                         if scoped {
-                            add(&mut a, f, atom, &mut added, &mut full);
+                            add_predicate(&mut a, f, atom, &mut added, &mut full);
                         }
                     }
                 }
@@ -657,7 +654,7 @@ pub fn run<'p>(w: &'p program::WithCopies, cfg: &SummaryConfig, cancel: &Cancel,
         }
         if added == 0 {
             for (f, pred) in path_conditions(&steps) {
-                add(&mut a, f, pred, &mut added, &mut full);
+                add_predicate(&mut a, f, pred, &mut added, &mut full);
             }
         }
         if added == 0 {
