@@ -69,6 +69,14 @@ fn signature(p: &Program, f: FuncId) -> Vec<VarId> {
     globals.chain(locals).filter(scalar).collect()
 }
 
+/// The call of the call edge `e` of `f`.
+fn call_at(p: &Program, f: FuncId, e: EdgeId) -> Result<&crate::cfa::Call, DagFailure> {
+    match &p.cfa(f).edge(e).kind {
+        EdgeKind::CallSummary(call) => Ok(call),
+        _ => Err(DagFailure::GaveUp("internal error: not a call edge".into())),
+    }
+}
+
 fn terms(enc: &mut Encoder, sig: &[VarId]) -> Vec<Dynamic> {
     sig.iter()
         .filter_map(|&v| match enc.cur_term(v) {
@@ -143,12 +151,20 @@ fn solve(
             let mut enc = Encoder::new(p, theory, false);
             let mut body = Vec::new();
             let mut args: Vec<Dynamic> = Vec::new();
+            // The relation of the node the arc comes from (the caller's, for an eval).
+            let source = match *arc {
+                DagArc::Init => None,
+                DagArc::Step(j, _) | DagArc::Call(j, _) => Some(j),
+                DagArc::Return { caller, .. } => Some(caller),
+            };
+            if let Some(j) = source {
+                let pre = terms(&mut enc, &sigs[&dag[j].func]);
+                body.push(app(j, &pre));
+                args.extend(pre);
+            }
             match *arc {
                 DagArc::Init => {}
                 DagArc::Step(j, e) => {
-                    let pre = terms(&mut enc, &sigs[&dag[j].func]);
-                    body.push(app(j, &pre));
-                    args.extend(pre);
                     let ctx = crate::cpa::op_ctx(p, Op::Edge(dag[j].func, e), false);
                     if matches!(ctx.kind, crate::cpa::OpKind::Edge(EdgeKind::CallSummary(_))) {
                         return Err(DagFailure::GaveUp("internal error: a call edge taken as a statement".into()));
@@ -156,23 +172,10 @@ fn solve(
                     enc.op(&ctx);
                 }
                 DagArc::Call(j, e) => {
-                    let f = dag[j].func;
-                    let EdgeKind::CallSummary(call) = &p.cfa(f).edge(e).kind else {
-                        return Err(DagFailure::GaveUp("internal error: not a call edge".into()));
-                    };
-                    let pre = terms(&mut enc, &sigs[&f]);
-                    body.push(app(j, &pre));
-                    args.extend(pre);
-                    enter(p, &mut enc, call);
+                    enter(p, &mut enc, call_at(p, dag[j].func, e)?);
                 }
                 DagArc::Return { caller, exit, edge } => {
-                    let f = dag[caller].func;
-                    let EdgeKind::CallSummary(call) = &p.cfa(f).edge(edge).kind else {
-                        return Err(DagFailure::GaveUp("internal error: not a call edge".into()));
-                    };
-                    let pre = terms(&mut enc, &sigs[&f]);
-                    body.push(app(caller, &pre));
-                    args.extend(pre);
+                    let call = call_at(p, dag[caller].func, edge)?;
                     let exit_sig = &sigs[&dag[exit].func];
                     let mut at_exit = Vec::new();
                     let links = encode_eval(p, &mut enc, call, &copies(call.callee), &mut |enc| at_exit = terms(enc, exit_sig));

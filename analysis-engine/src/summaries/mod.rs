@@ -375,6 +375,11 @@ fn why_sources(why: &Why) -> Vec<Fact> {
     }
 }
 
+/// Every derivation of a fact: the first, then the later ones from earlier facts.
+fn derivations<'t>(tab: &'t Tabulation, f: &Fact) -> impl Iterator<Item = &'t Why> {
+    tab.why.get(f).into_iter().chain(tab.more.get(f).into_iter().flatten())
+}
+
 /// The counterexample DAG of a round (seed 002 §4.2–§4.3): the facts from which a target
 /// fact derives, with all their derivations (`None` beyond `limit` nodes).
 fn counterexample_dag(tab: &Tabulation, limit: usize) -> Option<Vec<DagNode>> {
@@ -389,8 +394,7 @@ fn counterexample_dag(tab: &Tabulation, limit: usize) -> Option<Vec<DagNode>> {
             return None;
         }
         facts.push(f);
-        let first = tab.why.get(&f).into_iter();
-        for w in first.chain(tab.more.get(&f).into_iter().flatten()) {
+        for w in derivations(tab, &f) {
             stack.extend(why_sources(w));
         }
     }
@@ -400,9 +404,7 @@ fn counterexample_dag(tab: &Tabulation, limit: usize) -> Option<Vec<DagNode>> {
     let nodes = facts
         .iter()
         .map(|f| {
-            let first = tab.why.get(f).into_iter();
-            let arcs = first
-                .chain(tab.more.get(f).into_iter().flatten())
+            let arcs = derivations(tab, f)
                 .map(|w| match *w {
                     Why::Init => DagArc::Init,
                     Why::Step(s, e) => DagArc::Step(index[&s], e),
