@@ -229,7 +229,7 @@ fn eval_typed(cx: &mut ProgCx, e: &Expression) -> Option<(i128, IntTy)> {
 pub fn expr_type_hint(cx: &mut ProgCx, e: &Expression) -> Option<CType> {
     match e {
         Expression::Identifier(id) => match cx.lookup(&id.node.name) {
-            Some(Sym::Var(_, t)) => Some(t.clone()),
+            Some(Sym::Var(_, t)) | Some(Sym::Ref(_, t)) => Some(t.clone()),
             Some(Sym::EnumConst(_)) => Some(CType::Int(IntTy::INT)),
             Some(Sym::Func(_, sig)) => Some(CType::Func(sig.clone())),
             _ => None,

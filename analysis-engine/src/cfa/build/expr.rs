@@ -191,6 +191,8 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                         let p = Place::Obj { obj, idx: Vec::new(), ty };
                         Ok(self.read(&p, span))
                     }
+                    // The by-reference pre-pass admits no such use; stay sound if one slips by.
+                    Some(Sym::Ref(_, ty)) => Ok(self.unknown_of(&ty, Imprecision::Address)),
                     Some(Sym::EnumConst(v)) => Ok(Value::Int(Expr::Const(IntTy::INT.wrap(v), IntTy::INT), CType::Int(IntTy::INT))),
                     Some(Sym::Func(fname, sig)) => {
                         self.cx.address_taken_funcs.insert(fname);
@@ -309,7 +311,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         let r = if is_place_expr(&e.node) || matches!(e.node, Expression::Identifier(_)) {
             match &e.node {
                 Expression::Identifier(id) => match self.cx.lookup(&id.node.name) {
-                    Some(Sym::Var(_, t)) => Ok(t.clone()),
+                    Some(Sym::Var(_, t)) | Some(Sym::Ref(_, t)) => Ok(t.clone()),
                     _ => self.value(e).map(|v| value_type(&v)),
                 },
                 _ => self.place(e).map(|p| p.ty().clone()),
@@ -340,12 +342,16 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         match &e.node {
             Expression::Identifier(id) => match self.cx.lookup(&id.node.name).cloned() {
                 Some(Sym::Var(obj, ty)) => Ok(Place::Obj { obj, idx: Vec::new(), ty }),
+                Some(Sym::Ref(_, ty)) => Ok(Place::Mem(ty)),
                 Some(_) => Err(self.err(span, format!("`{}` is not an object", id.node.name))),
                 None => Err(self.err(span, format!("use of undeclared identifier `{}`", id.node.name))),
             },
             Expression::Member(m) => {
                 let base = match m.node.operator.node {
                     MemberOperator::Direct => self.place(&m.node.expression)?,
+                    MemberOperator::Indirect if self.by_reference(&m.node.expression).is_some() => {
+                        self.by_reference(&m.node.expression).expect("checked")
+                    }
                     MemberOperator::Indirect => {
                         let v = self.value(&m.node.expression)?;
                         let pt = value_type(&v).pointee().cloned().unwrap_or(CType::Void);
@@ -388,6 +394,9 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 }
             }
             Expression::UnaryOperator(u) if u.node.operator.node == UnaryOperator::Indirection => {
+                if let Some(p) = self.by_reference(&u.node.operand) {
+                    return Ok(p);
+                }
                 let inner_ty = self.type_of(&u.node.operand)?;
                 match inner_ty {
                     // `*a` on an array is `a[0]`.
@@ -425,6 +434,18 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 self.place(last)
             }
             _ => Err(self.err(span, "expression is not assignable")),
+        }
+    }
+
+    /// The pointee of a by-reference parameter `p` ([`super::byref`]): its copy in this frame.
+    fn by_reference(&self, e: &Node<Expression>) -> Option<Place> {
+        let Expression::Identifier(id) = &e.node else { return None };
+        match self.cx.lookup(&id.node.name) {
+            Some(Sym::Ref(obj, ty)) => {
+                let pointee = ty.pointee()?.clone();
+                Some(Place::Obj { obj: obj.clone(), idx: Vec::new(), ty: pointee })
+            }
+            _ => None,
         }
     }
 
@@ -1027,7 +1048,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         let sp = self.span(span);
         let name = match &call.callee.node {
             Expression::Identifier(id) => match self.cx.lookup(&id.node.name) {
-                Some(Sym::Var(..)) => None,
+                Some(Sym::Var(..)) | Some(Sym::Ref(..)) => None,
                 _ => Some(id.node.name.clone()),
             },
             _ => None,
@@ -1122,7 +1143,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         }
 
         if let Some(&callee) = self.cx.func_ids.get(&name) {
-            return self.call_defined(callee, sig, call, span, dest);
+            return self.call_defined(callee, &name, sig, call, span, dest);
         }
 
         // An external function: any result, and it may write through pointer arguments.
@@ -1177,6 +1198,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
     fn call_defined(
         &mut self,
         callee: crate::ir::FuncId,
+        name: &str,
         sig: Option<Rc<super::types::FuncSig>>,
         call: &CallExpression,
         span: LSpan,
@@ -1186,7 +1208,30 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         let params: Vec<CType> = sig.as_ref().map(|s| s.params.clone()).unwrap_or_default();
         let ret_ty = sig.as_ref().map(|s| s.ret.clone()).unwrap_or(CType::Int(IntTy::INT));
         let mut args = Vec::new();
+        // Copies of by-reference arguments, assigned back after the return values.
+        let mut copy_out: Vec<LValue> = Vec::new();
         for (i, a) in call.arguments.iter().enumerate() {
+            let by_ref = self.cx.byref.contains(&(name.to_string(), i));
+            if let Some(pointee) = params.get(i).and_then(|t| self.cx.types.by_reference_pointee(t)).filter(|_| by_ref) {
+                let place = match &a.node {
+                    Expression::UnaryOperator(u) if u.node.operator.node == UnaryOperator::Address => {
+                        Some(self.place(&u.node.operand)?)
+                    }
+                    _ => self.by_reference(a),
+                };
+                let Some(Place::Obj { obj, idx, ty }) = place.filter(|p| *p.ty() == pointee) else {
+                    return Err(self.err(a.span, "argument does not match the parameter's struct type"));
+                };
+                if !idx.is_empty() {
+                    return Err(self.err(a.span, "argument does not match the parameter's struct type"));
+                }
+                let mut vars = Vec::new();
+                obj.vars(&mut vars);
+                copy_out.extend(vars.into_iter().map(LValue::Var));
+                let flat = self.flatten_value(Value::Agg(Place::Obj { obj, idx, ty }, pointee.clone()), &pointee, a.span)?;
+                args.extend(flat);
+                continue;
+            }
             let v = self.value(a)?;
             match params.get(i) {
                 Some(pt) => {
@@ -1214,7 +1259,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             CType::Void => ret_vals = Vec::new(),
             CType::Int(_) | CType::Ptr(_) => {
                 let it = self.cx.types.int_of(&ret_ty).expect("scalar");
-                let direct = match dest {
+                let direct = match dest.filter(|_| copy_out.is_empty()) {
                     Some(Place::Obj { obj, idx, ty }) if self.cx.types.int_of(ty) == Some(it) && *ty == ret_ty => match &**obj {
                         Obj::Scalar(v) if idx.is_empty() => Some(LValue::Var(*v)),
                         _ => None,
@@ -1243,6 +1288,8 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             }
             _ => ret_vals = Vec::new(),
         }
+        let mut ret_vals = ret_vals;
+        ret_vals.extend(copy_out);
         self.emit(EdgeKind::CallSummary(Call { callee, args, ret: ret_vals }), sp);
         Ok(result)
     }

@@ -46,6 +46,9 @@ pub(super) struct FnState {
     pub ret_vars: Vec<VarId>,
     pub ret_ty: CType,
     pub ret_obj: Option<Rc<Obj>>,
+    /// The copies of by-reference parameters' pointees: copied back to the caller at the
+    /// return, after the return values.
+    pub byref_out: Vec<VarId>,
     /// In the start function: the edge out of the fork that leads to each entry.
     pub root_edges: Vec<(FuncId, EdgeId)>,
     pub labels: HashMap<String, NodeId>,
@@ -74,6 +77,7 @@ impl FnState {
             targets: Vec::new(),
             params: Vec::new(),
             ret_vars: Vec::new(),
+            byref_out: Vec::new(),
             ret_ty,
             ret_obj: None,
             root_edges: Vec::new(),
@@ -256,6 +260,21 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             let pname = name.clone().unwrap_or_else(|| format!("__param{}", i));
             if let Some(t) = kr_types.get(&pname) {
                 ty = t.clone();
+            }
+            let by_ref = self.cx.byref.contains(&(self.st.name.clone(), i));
+            if let Some(pointee) = self.cx.types.by_reference_pointee(&ty).filter(|_| by_ref) {
+                let obj = self.alloc(&pname, &pointee, Store::Local, false)?;
+                let mut vars = Vec::new();
+                obj.vars(&mut vars);
+                let (dot, arrow) = (format!("{}.", pname), format!("{}->", pname));
+                for &v in &vars {
+                    let info = &mut self.st.locals[v.index()];
+                    info.name = info.name.replacen(&dot, &arrow, 1);
+                }
+                self.st.params.extend(vars.iter().copied());
+                self.st.byref_out.extend(vars);
+                self.cx.declare(pname, Sym::Ref(Rc::new(obj), ty));
+                continue;
             }
             let obj = self.alloc(&pname, &ty, Store::Local, name.is_none())?;
             let mut vars = Vec::new();

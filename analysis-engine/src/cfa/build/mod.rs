@@ -6,6 +6,7 @@
 //! panics on user input: malformed programs give a [`BuildError`] with a position, constructs
 //! it cannot model give `Unknown` values or `Unsupported` statements (see [`crate::ir`]).
 
+mod byref;
 mod consts;
 mod expr;
 mod func;
@@ -51,6 +52,9 @@ type BResult<T> = Result<T, BuildError>;
 #[derive(Clone, Debug)]
 enum Sym {
     Var(Rc<Obj>, CType),
+    /// A parameter `struct S *p` passed by reference ([`byref`]): the copy of the pointee it
+    /// stands for, and the pointer type.
+    Ref(Rc<Obj>, CType),
     Func(String, Rc<FuncSig>),
     EnumConst(i128),
     Typedef(CType),
@@ -85,6 +89,8 @@ struct ProgCx<'p> {
     start: Option<FnState>,
     /// Functions called but not defined in the translation unit.
     externals: BTreeSet<String>,
+    /// Parameters passed by reference, as copy-in/copy-out ([`byref`]).
+    byref: byref::ByRef,
 }
 
 /// Builds the automata of a parsed translation unit.
@@ -101,6 +107,7 @@ pub fn build_program(parsed: &Parsed, model: DataModel) -> Result<Program, Build
         address_taken_funcs: BTreeSet::new(),
         start: None,
         externals: BTreeSet::new(),
+        byref: byref::by_reference_params(&parsed.unit),
     };
     // Function ids in definition order; the start function comes last.
     let mut names = Vec::new();
@@ -607,11 +614,13 @@ impl FnState {
             return Err(cx.err(*span, format!("label `{}` used but not defined", label)));
         }
         let assert_helper = self.is_assert_helper();
+        let mut ret = self.ret_vars;
+        ret.extend(self.byref_out);
         let cfa = Cfa {
             name: self.name,
             func: self.func,
             params: self.params,
-            ret: self.ret_vars,
+            ret,
             locals: self.locals,
             nodes: self.nodes,
             edges: self.edges,

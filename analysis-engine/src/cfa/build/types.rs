@@ -143,6 +143,31 @@ impl TypeTable {
         fields.iter().enumerate().find(|(_, (n, _))| n == name).map(|(i, (_, t))| (i, t))
     }
 
+    /// The pointee of a parameter type that can be passed by reference as copy-in/copy-out: a
+    /// pointer to a complete struct whose leaves are scalars (arrays would need whole-array
+    /// copies; unions and floats are opaque anyway).
+    pub fn by_reference_pointee(&self, t: &CType) -> Option<CType> {
+        fn copyable(tt: &TypeTable, t: &CType, depth: u32) -> bool {
+            match t {
+                CType::Int(_) | CType::Ptr(_) | CType::Float(_) => true,
+                CType::Struct(id) if depth < 16 => {
+                    let def = &tt.structs[*id];
+                    def.union || def.fields.as_ref().is_some_and(|fs| fs.iter().all(|(_, f)| copyable(tt, f, depth + 1)))
+                }
+                _ => false,
+            }
+        }
+        match t {
+            CType::Ptr(p) => match &**p {
+                CType::Struct(id) if !self.structs[*id].union && self.structs[*id].fields.is_some() && copyable(self, p, 0) => {
+                    Some((**p).clone())
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     /// A readable name for messages.
     pub fn display(&self, t: &CType) -> String {
         match t {
