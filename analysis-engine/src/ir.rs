@@ -182,6 +182,9 @@ pub enum Imprecision {
     PointerRead,
     PointerWrite,
     Address,
+    /// The address a successful allocation (`malloc`) returns: fresh, and only whether it is
+    /// null is modelled (a confirmed counterexample assumes the allocation succeeded).
+    Allocation,
     ExternalWrite,
     Union,
     Asm,
@@ -195,6 +198,7 @@ impl Imprecision {
             Imprecision::PointerRead => "read through a pointer (modelled as any value)",
             Imprecision::PointerWrite => "write through a pointer (havocs addressable memory)",
             Imprecision::Address => "pointer value (modelled as an unknown address)",
+            Imprecision::Allocation => "allocated address (only whether it is null is modelled)",
             Imprecision::ExternalWrite => "external function may write through its pointer arguments",
             Imprecision::Union => "union member (modelled as any value)",
             Imprecision::Asm => "inline assembly (havocs addressable memory)",

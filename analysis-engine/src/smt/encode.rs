@@ -24,7 +24,7 @@ use z3::{Model, Sort};
 
 use crate::cfa::{EdgeKind, Program};
 use crate::cpa::{OpCtx, OpKind};
-use crate::ir::{BinOp, Expr, IntTy, LValue, Stmt, UnOp, VarId, VarKind};
+use crate::ir::{BinOp, Expr, Imprecision, IntTy, LValue, Stmt, UnOp, VarId, VarKind};
 
 /// How integers are represented.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -51,6 +51,40 @@ pub(crate) struct Term {
 
 fn join(a: Option<&'static str>, b: Option<&'static str>) -> Option<&'static str> {
     a.or(b)
+}
+
+/// The taint of an allocation's address ([`Imprecision::Allocation`]): exact as long as only
+/// whether it is null is asked.
+fn allocation() -> Option<&'static str> {
+    Some(Imprecision::Allocation.describe())
+}
+
+/// The taint of a value computed from others: an allocation's address used in arithmetic or
+/// compared with anything but null is an unknown address.
+fn computed(t: Option<&'static str>) -> Option<&'static str> {
+    if t == allocation() {
+        Some(Imprecision::Address.describe())
+    } else {
+        t
+    }
+}
+
+/// The taint of a null test of a value: none for an allocation's address.
+fn null_test(t: Option<&'static str>) -> Option<&'static str> {
+    if t == allocation() {
+        None
+    } else {
+        t
+    }
+}
+
+/// `0`, possibly converted (`NULL`, `(void *)0`).
+fn is_null_constant(e: &Expr) -> bool {
+    match e {
+        Expr::Const(0, _) => true,
+        Expr::Cast(a, _) => is_null_constant(a),
+        _ => false,
+    }
 }
 
 /// A constant of a type as a bit-vector.
@@ -102,6 +136,9 @@ pub(crate) struct Encoder<'p> {
     pub guards: Option<Vec<Bool>>,
     /// Set when a non-linear product was over-approximated by an unconstrained value.
     pub nonlinear: bool,
+    /// Precise mode: "this allocation succeeded", one per allocation on the path (kept apart
+    /// from `constraints` so that a path which needs a failed allocation can be told apart).
+    pub allocations: Vec<Bool>,
 }
 
 /// Where an encoder is on a path: the SSA versions and the suspended recursion frames.
@@ -128,6 +165,7 @@ impl<'p> Encoder<'p> {
             fresh: 0,
             guards: None,
             nonlinear: false,
+            allocations: Vec::new(),
         }
     }
 
@@ -275,7 +313,7 @@ impl<'p> Encoder<'p> {
             }
             Expr::Elem(v, i, t) => {
                 let idx = self.expr(i);
-                let taint = join(self.cur_taint(*v), idx.taint);
+                let taint = computed(join(self.cur_taint(*v), idx.taint));
                 match self.cur_term(*v) {
                     VTerm::Arr(a) => Term { t: a.select(&idx.t), taint },
                     VTerm::Scalar(_) => Term { t: self.fresh(*t), taint: Some("scalar indexed as an array") },
@@ -296,20 +334,39 @@ impl<'p> Encoder<'p> {
                         Dynamic::from_ast(&Int::sub(&[int(&x.t).unary_minus(), Int::from_i64(1)]))
                     }
                 };
-                Term { t: d, taint: x.taint }
+                let taint = if *op == UnOp::LNot { null_test(x.taint) } else { computed(x.taint) };
+                Term { t: d, taint }
             }
             Expr::Binary(op, a, b, t) => self.binary(*op, a, b, *t),
             Expr::Cast(a, t) => {
                 let x = self.expr(a);
-                Term { t: self.cast(&x.t, a.ty(), *t), taint: x.taint }
+                let taint = if t.boolean {
+                    null_test(x.taint)
+                } else if t.bits >= a.ty().bits {
+                    x.taint
+                } else {
+                    computed(x.taint)
+                };
+                Term { t: self.cast(&x.t, a.ty(), *t), taint }
             }
             Expr::Ite(c, a, b, _) => {
                 let c = self.cond(c);
                 let x = self.expr(a);
                 let y = self.expr(b);
-                Term { t: c.0.ite(&x.t, &y.t), taint: join(c.1, join(x.taint, y.taint)) }
+                Term { t: c.0.ite(&x.t, &y.t), taint: computed(join(c.1, join(x.taint, y.taint))) }
             }
-            Expr::Unknown(t, why) => Term { t: self.fresh(*t), taint: Some(why.describe()) },
+            Expr::Unknown(t, why) => {
+                let d = self.fresh(*t);
+                if *why == Imprecision::Allocation && self.precise {
+                    // A counterexample is confirmed only with allocations that succeed.
+                    let nonnull = self.is_zero(&d, *t).not();
+                    match &mut self.guards {
+                        Some(g) => g.push(nonnull),
+                        None => self.allocations.push(nonnull),
+                    }
+                }
+                Term { t: d, taint: Some(why.describe()) }
+            }
         }
     }
 
@@ -329,7 +386,7 @@ impl<'p> Encoder<'p> {
     pub fn binary(&mut self, op: BinOp, a: &Expr, b: &Expr, t: IntTy) -> Term {
         let x = self.expr(a);
         let y = self.expr(b);
-        let taint = join(x.taint, y.taint);
+        let taint = self.operation_taint(op, a, b, &x, &y);
         if op.is_comparison() {
             let c = self.compare(op, &x.t, &y.t, a.ty().signed);
             return Term { t: self.bool_to_int(&c, IntTy::INT), taint };
@@ -451,13 +508,27 @@ impl<'p> Encoder<'p> {
         }
     }
 
+    /// The taint of `a op b`: none from an allocation's address compared with null.
+    fn operation_taint(&self, op: BinOp, a: &Expr, b: &Expr, x: &Term, y: &Term) -> Option<&'static str> {
+        if matches!(op, BinOp::Eq | BinOp::Ne) {
+            if is_null_constant(b) {
+                return join(null_test(x.taint), y.taint);
+            }
+            if is_null_constant(a) {
+                return join(x.taint, null_test(y.taint));
+            }
+        }
+        computed(join(x.taint, y.taint))
+    }
+
     /// A condition as a Boolean (`e != 0`), with its taint.
     pub fn cond(&mut self, e: &Expr) -> (Bool, Option<&'static str>) {
         match e {
             Expr::Binary(op, a, b, _) if op.is_comparison() => {
                 let x = self.expr(a);
                 let y = self.expr(b);
-                (self.compare(*op, &x.t, &y.t, a.ty().signed), join(x.taint, y.taint))
+                let taint = self.operation_taint(*op, a, b, &x, &y);
+                (self.compare(*op, &x.t, &y.t, a.ty().signed), taint)
             }
             Expr::Unary(UnOp::LNot, a, _) => {
                 let (c, t) = self.cond(a);
@@ -465,7 +536,7 @@ impl<'p> Encoder<'p> {
             }
             _ => {
                 let x = self.expr(e);
-                (self.is_zero(&x.t, e.ty()).not(), x.taint)
+                (self.is_zero(&x.t, e.ty()).not(), null_test(x.taint))
             }
         }
     }

@@ -58,7 +58,22 @@ pub fn check_path(p: &Program, ops: &[OpCtx], cancel: &Cancel) -> PathResult {
     for c in &enc.constraints {
         s.assert(c);
     }
-    match check(&s) {
+    for c in &enc.allocations {
+        s.assert(c);
+    }
+    let sat = check(&s);
+    if sat == Sat::Unsat && !enc.allocations.is_empty() {
+        // Feasible only if an allocation fails: a real run in C, but not one to report (SV-COMP
+        // assumes allocations succeed), and no refinement can refute it.
+        let s = solver(cancel, QUERY_TIMEOUT_MS);
+        for c in &enc.constraints {
+            s.assert(c);
+        }
+        if check(&s) == Sat::Sat {
+            return PathResult::Imprecise("the error path needs an allocation to fail (counterexamples assume allocations succeed)".into());
+        }
+    }
+    match sat {
         Sat::Unsat => PathResult::Infeasible,
         Sat::Unknown(r) => PathResult::Unknown(format!("the SMT solver gave up on the path ({})", r)),
         Sat::Sat => {

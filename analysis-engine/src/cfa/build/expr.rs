@@ -1156,7 +1156,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         }
         if is_allocator(&name) {
             let pointee = CType::Void;
-            return Ok(self.unknown_ptr(pointee, Imprecision::Address));
+            return Ok(self.unknown_ptr(pointee, Imprecision::Allocation));
         }
         if writes && !is_pure_external(&name) {
             self.stmt_edge(Stmt::HavocMemory(Imprecision::ExternalWrite), sp);
