@@ -349,14 +349,14 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             Expression::Member(m) => {
                 let base = match m.node.operator.node {
                     MemberOperator::Direct => self.place(&m.node.expression)?,
-                    MemberOperator::Indirect if self.by_reference(&m.node.expression).is_some() => {
-                        self.by_reference(&m.node.expression).expect("checked")
-                    }
-                    MemberOperator::Indirect => {
-                        let v = self.value(&m.node.expression)?;
-                        let pt = value_type(&v).pointee().cloned().unwrap_or(CType::Void);
-                        Place::Mem(pt)
-                    }
+                    MemberOperator::Indirect => match self.by_reference(&m.node.expression) {
+                        Some(p) => p,
+                        None => {
+                            let v = self.value(&m.node.expression)?;
+                            let pt = value_type(&v).pointee().cloned().unwrap_or(CType::Void);
+                            Place::Mem(pt)
+                        }
+                    },
                 };
                 let fname = &m.node.identifier.node.name;
                 let CType::Struct(sid) = base.ty().clone() else {
