@@ -21,6 +21,8 @@ use lang_c::ast::{
 use lang_c::span::Span;
 use lang_c::visit::{self, Visit};
 
+use super::func::MAX_DEPTH;
+
 /// `(function, parameter index)` pairs passed by reference.
 pub type ByRef = BTreeSet<(String, usize)>;
 
@@ -53,6 +55,10 @@ struct Facts {
     /// Functions known with a prototype when the body starts.
     known: HashSet<String>,
     in_address: u32,
+    /// Nesting of the node being visited: beyond the builder's limit the visit stops and
+    /// nothing is passed by reference (the builder refuses such input anyway).
+    depth: u32,
+    too_deep: bool,
 }
 
 impl Facts {
@@ -64,8 +70,8 @@ impl Facts {
     }
 }
 
-impl<'ast> Visit<'ast> for Facts {
-    fn visit_expression(&mut self, e: &'ast Expression, span: &'ast Span) {
+impl Facts {
+    fn expression<'ast>(&mut self, e: &'ast Expression, span: &'ast Span) {
         match e {
             Expression::Identifier(id) => {
                 self.used.insert(id.node.name.clone());
@@ -113,6 +119,28 @@ impl<'ast> Visit<'ast> for Facts {
             }
             _ => visit::visit_expression(self, e, span),
         }
+    }
+}
+
+impl<'ast> Visit<'ast> for Facts {
+    fn visit_statement(&mut self, st: &'ast lang_c::ast::Statement, span: &'ast Span) {
+        if self.depth >= MAX_DEPTH {
+            self.too_deep = true;
+            return;
+        }
+        self.depth += 1;
+        visit::visit_statement(self, st, span);
+        self.depth -= 1;
+    }
+
+    fn visit_expression(&mut self, e: &'ast Expression, span: &'ast Span) {
+        if self.depth >= MAX_DEPTH {
+            self.too_deep = true;
+            return;
+        }
+        self.depth += 1;
+        self.expression(e, span);
+        self.depth -= 1;
     }
 
     fn visit_declaration(&mut self, d: &'ast Declaration, span: &'ast Span) {
@@ -231,6 +259,9 @@ pub fn by_reference_params(unit: &TranslationUnit) -> ByRef {
         }
     }
     let mut out = ByRef::new();
+    if file_scope.too_deep || defs.iter().any(|d| d.facts.too_deep) {
+        return out;
+    }
     // Without `main` the entry functions get arbitrary arguments: nothing is by reference.
     if !defs.iter().any(|d| d.name == "main") {
         return out;
