@@ -131,15 +131,10 @@ fn solve(
         .enumerate()
         .map(|(i, n)| {
             let sorts: Vec<Sort> = sigs[&n.func].iter().map(|_| Sort::int()).collect();
-            let refs: Vec<&Sort> = sorts.iter().collect();
-            FuncDecl::new(format!("dag_{}", i), &refs, &Sort::bool())
+            fp.relation(format!("dag_{}", i), &sorts)
         })
         .collect();
-    let error = FuncDecl::new("dag_error", &[], &Sort::bool());
-    for r in &rels {
-        fp.register_relation(r);
-    }
-    fp.register_relation(&error);
+    let error = fp.relation("dag_error".into(), &[]);
     let app = |i: usize, args: &[Dynamic]| -> Bool {
         let refs: Vec<&dyn Ast> = args.iter().map(|d| d as &dyn Ast).collect();
         rels[i].apply(&refs).as_bool().expect("a relation")

@@ -291,6 +291,14 @@ impl SpacerContext {
         fp
     }
 
+    /// Declares an unknown relation over arguments of these sorts and registers it.
+    pub(crate) fn relation(&self, name: String, sorts: &[Sort]) -> FuncDecl {
+        let refs: Vec<&Sort> = sorts.iter().collect();
+        let r = FuncDecl::new(name, &refs, &Sort::bool());
+        self.register_relation(&r);
+        r
+    }
+
     /// Keeps the context from being freed (after an interrupted or timed-out query).
     pub(crate) fn leak(&mut self) {
         self.1 = true;
@@ -320,15 +328,10 @@ fn spacer(path: &EncodedPath, cancel: &Cancel) -> Result<Vec<Bool>, String> {
     let preds: Vec<FuncDecl> = (0..n - 1)
         .map(|k| {
             let sorts: Vec<Sort> = path.shared[k].iter().map(|d| d.get_sort()).collect();
-            let refs: Vec<&Sort> = sorts.iter().collect();
-            FuncDecl::new(format!("itp_{}", k), &refs, &Sort::bool())
+            fp.relation(format!("itp_{}", k), &sorts)
         })
         .collect();
-    let err = FuncDecl::new("itp_false", &[], &Sort::bool());
-    for p in &preds {
-        fp.register_relation(p);
-    }
-    fp.register_relation(&err);
+    let err = fp.relation("itp_false".into(), &[]);
     let app = |k: usize| -> Bool {
         let args: Vec<&dyn Ast> = path.shared[k].iter().map(|d| d as &dyn Ast).collect();
         preds[k].apply(&args).as_bool().expect("a relation")
