@@ -116,6 +116,9 @@ pub struct VerifyConfig {
     /// The summary analysis refines all error paths of a round together, from their
     /// counterexample DAG (seed 002 §4.2); `false`: one path per round.
     pub dag_refinement: bool,
+    /// The seed 002 interpolant family the DAG is refined with (quantifier elimination),
+    /// falling back to Spacer's solution; `None`: Spacer's solution.
+    pub dag_interpolants: Option<crate::summaries::interpolants::Kind>,
     /// Distinct values at a loop head after which the combination hands a variable from the
     /// value analysis to the predicate analysis.
     pub threshold: usize,
@@ -161,6 +164,7 @@ impl VerifyConfig {
             blocks: crate::cpa::combined::BlockEncoding::LoopsAndFunctions,
             interpolation: crate::smt::interpolate::Strategy::ALL.to_vec(),
             dag_refinement: true,
+            dag_interpolants: None,
             threshold: 12,
             value_first: 0.35,
             summaries_first: 0.4,
@@ -452,7 +456,7 @@ fn run_summaries(
     // of one unrolling (`__retval == 0`), which diverges on recursion.
     let mut order = vec![crate::smt::interpolate::Strategy::Farkas];
     order.extend(cfg.interpolation.iter().copied().filter(|s| *s != crate::smt::interpolate::Strategy::Farkas));
-    let scfg = crate::summaries::SummaryConfig { max_refinements: cfg.max_refinements.min(500), interpolation: order, dag: cfg.dag_refinement };
+    let scfg = crate::summaries::SummaryConfig { max_refinements: cfg.max_refinements.min(500), interpolation: order, dag: cfg.dag_refinement, family: cfg.dag_interpolants };
     let r = crate::summaries::run(&w, &scfg, cancel, &decided);
     stats.refinements += r.refinements;
     stats.smt_queries += r.smt_queries;

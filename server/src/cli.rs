@@ -14,6 +14,7 @@ use analysis_engine::cfa::{DataModel, TargetKind};
 use analysis_engine::core::waitlist::Order;
 use analysis_engine::cpa::combined::BlockEncoding;
 use analysis_engine::smt::interpolate::Strategy;
+use analysis_engine::summaries::interpolants::Kind;
 use analysis_engine::frontend::SourceInput;
 use analysis_engine::report::{PropertyReport, Report, Verdict};
 use analysis_engine::{Analysis, Cancel, VerifyConfig};
@@ -72,6 +73,11 @@ pub struct AnalysisArgs {
     /// together, from their counterexample DAG, the default) or path (one error path).
     #[arg(long, default_value = "dag")]
     pub refine: String,
+    /// The interpolants a counterexample DAG of the summary analysis is refined with:
+    /// spacer (Spacer's solution of its Horn clauses), or the seed 002 families by
+    /// quantifier elimination: conciliated, weakest, strongest.
+    #[arg(long, default_value = "spacer")]
+    pub dag_interpolants: String,
 }
 
 #[derive(Subcommand)]
@@ -180,6 +186,10 @@ impl AnalysisArgs {
             "dag" => true,
             "path" => false,
             other => return Err(format!("unknown refinement `{}` (use dag or path)", other)),
+        };
+        cfg.dag_interpolants = match self.dag_interpolants.as_str() {
+            "spacer" => None,
+            other => Some(Kind::parse(other).ok_or_else(|| format!("unknown DAG interpolants `{}` (use spacer, conciliated, weakest or strongest)", other))?),
         };
         cfg.entry = self.function.clone();
         if cfg.interpolation.is_empty() {

@@ -209,3 +209,40 @@ fn seed002_level_example_needs_one_dag_refinement_at_every_n() {
     assert_eq!(verdict, "true");
     assert!(refinements > 1, "one path at a time: {refinements} refinements");
 }
+
+fn summaries_with_family(file: &str, family: &str) -> serde_json::Value {
+    let o = cpals(&["check", "--json", "--analysis", "summaries", "--dag-interpolants", family, file], Duration::from_secs(120));
+    serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("JSON ({e}): {}{}", o.stdout, o.stderr))
+}
+
+/// Seed 002 §4.1 (and Fig. 1): the one spurious trace `X := true; Y := X; assume(!Y && Z)`
+/// is refined once with each interpolant family; the weakest interpolants (`X ∨ ¬Z`,
+/// `Y ∨ ¬Z`) mention Z, the conciliated ones (`X`, `Y`) do not.
+#[test]
+fn seed002_interpolant_families_differ_on_the_three_statements() {
+    let file = fixture("seed002/s4_1_three_statements.c");
+    let mut preds = std::collections::BTreeMap::new();
+    for family in ["conciliated", "weakest", "strongest"] {
+        let v = summaries_with_family(&file, family);
+        assert_eq!((v["verdict"].as_str(), v["stats"]["refinements"].as_u64()), (Some("true"), Some(1)), "{family}: {v}");
+        let list: Vec<String> = v["stats"]["predicates"].as_array().expect("predicates").iter().map(|p| p.as_str().unwrap_or_default().to_string()).collect();
+        preds.insert(family, list);
+    }
+    let mentions = |family: &str, var: &str| preds[family].iter().any(|p| p.split(": ").nth(1).is_some_and(|f| f.contains(var)));
+    assert!(mentions("weakest", "Z"), "{preds:?}");
+    assert!(!mentions("conciliated", "Z"), "{preds:?}");
+    assert!(mentions("conciliated", "X") && mentions("conciliated", "Y"), "{preds:?}");
+}
+
+/// Seed 002 Fig. 5 and Fig. 8: the DAG of all spurious paths (2^3 through the diamonds, 2^3
+/// invocations of level_3) is refined at once with every interpolant family.
+#[test]
+fn seed002_dag_examples_need_one_refinement_with_every_family() {
+    let level = temp_file("level3_families.c", level_program(3, false).as_bytes());
+    for file in [fixture("seed002/fig5_diamonds.c"), level] {
+        for family in ["conciliated", "weakest", "strongest"] {
+            let v = summaries_with_family(&file, family);
+            assert_eq!((v["verdict"].as_str(), v["stats"]["refinements"].as_u64()), (Some("true"), Some(1)), "{file} with {family}");
+        }
+    }
+}

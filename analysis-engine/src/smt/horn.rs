@@ -62,7 +62,7 @@ pub struct DagNode {
 /// The variables a node's relation ranges over: the scalar globals and the scalar locals of
 /// its function (arrays are left out: their contents are not carried from one rule to the
 /// next, an over-approximation of the DAG).
-fn signature(p: &Program, f: FuncId) -> Vec<VarId> {
+pub(crate) fn signature(p: &Program, f: FuncId) -> Vec<VarId> {
     let scalar = |v: &VarId| matches!(p.var(*v).kind, VarKind::Int(_));
     let globals = (0..p.globals.len()).map(VarId::global);
     let locals = (0..p.cfa(f).locals.len()).map(|i| VarId::local(f, i));
@@ -84,6 +84,66 @@ fn terms(enc: &mut Encoder, sig: &[VarId]) -> Vec<Dynamic> {
             VTerm::Arr(_) => None,
         })
         .collect()
+}
+
+/// The concrete relation of one arc into a node with signature `sig`: the terms of the
+/// source node's variables (the caller's, for an eval), of the callee's at its exit (for an
+/// eval), of the node's own, and the constraints that relate them (every other symbol is
+/// internal to the arc).
+pub(crate) struct ArcRel {
+    pub src: Vec<Dynamic>,
+    pub exit: Vec<Dynamic>,
+    pub post: Vec<Dynamic>,
+    pub body: Vec<Bool>,
+}
+
+/// The node an arc comes from (the caller's node, for an eval).
+pub(crate) fn arc_source(arc: &DagArc) -> Option<usize> {
+    match *arc {
+        DagArc::Init => None,
+        DagArc::Step(j, _) | DagArc::Call(j, _) => Some(j),
+        DagArc::Return { caller, .. } => Some(caller),
+    }
+}
+
+/// Encodes `arc` (step, push, or eval with the callee's exit values as the procedure effect).
+pub(crate) fn encode_arc(
+    p: &Program,
+    dag: &[DagNode],
+    sigs: &HashMap<FuncId, Vec<VarId>>,
+    arc: DagArc,
+    sig: &[VarId],
+    theory: Theory,
+    copies: &dyn Fn(FuncId) -> Vec<(VarId, VarId)>,
+) -> Result<ArcRel, DagFailure> {
+    let mut enc = Encoder::new(p, theory, false);
+    let src = match arc_source(&arc) {
+        Some(j) => terms(&mut enc, &sigs[&dag[j].func]),
+        None => Vec::new(),
+    };
+    let mut exit_terms = Vec::new();
+    let mut body = Vec::new();
+    match arc {
+        DagArc::Init => {}
+        DagArc::Step(j, e) => {
+            let ctx = crate::cpa::op_ctx(p, Op::Edge(dag[j].func, e), false);
+            if matches!(ctx.kind, crate::cpa::OpKind::Edge(EdgeKind::CallSummary(_))) {
+                return Err(DagFailure::GaveUp("internal error: a call edge taken as a statement".into()));
+            }
+            enc.op(&ctx);
+        }
+        DagArc::Call(j, e) => {
+            enter(p, &mut enc, call_at(p, dag[j].func, e)?);
+        }
+        DagArc::Return { caller, exit, edge } => {
+            let call = call_at(p, dag[caller].func, edge)?;
+            let exit_sig = &sigs[&dag[exit].func];
+            body = encode_eval(p, &mut enc, call, &copies(call.callee), &mut |enc| exit_terms = terms(enc, exit_sig));
+        }
+    }
+    let post = terms(&mut enc, sig);
+    body.extend(enc.constraints.iter().cloned());
+    Ok(ArcRel { src, exit: exit_terms, post, body })
 }
 
 /// Why a DAG has no solution.
@@ -143,50 +203,24 @@ fn solve(
     for (i, node) in dag.iter().enumerate() {
         let sig = &sigs[&node.func];
         for arc in &node.arcs {
-            let mut enc = Encoder::new(p, theory, false);
+            let rel = encode_arc(p, dag, &sigs, *arc, sig, theory, copies)?;
             let mut body = Vec::new();
             let mut args: Vec<Dynamic> = Vec::new();
-            // The relation of the node the arc comes from (the caller's, for an eval).
-            let source = match *arc {
-                DagArc::Init => None,
-                DagArc::Step(j, _) | DagArc::Call(j, _) => Some(j),
-                DagArc::Return { caller, .. } => Some(caller),
-            };
-            if let Some(j) = source {
-                let pre = terms(&mut enc, &sigs[&dag[j].func]);
-                body.push(app(j, &pre));
-                args.extend(pre);
+            if let Some(j) = arc_source(arc) {
+                body.push(app(j, &rel.src));
+                args.extend(rel.src.iter().cloned());
             }
-            match *arc {
-                DagArc::Init => {}
-                DagArc::Step(j, e) => {
-                    let ctx = crate::cpa::op_ctx(p, Op::Edge(dag[j].func, e), false);
-                    if matches!(ctx.kind, crate::cpa::OpKind::Edge(EdgeKind::CallSummary(_))) {
-                        return Err(DagFailure::GaveUp("internal error: a call edge taken as a statement".into()));
-                    }
-                    enc.op(&ctx);
-                }
-                DagArc::Call(j, e) => {
-                    enter(p, &mut enc, call_at(p, dag[j].func, e)?);
-                }
-                DagArc::Return { caller, exit, edge } => {
-                    let call = call_at(p, dag[caller].func, edge)?;
-                    let exit_sig = &sigs[&dag[exit].func];
-                    let mut at_exit = Vec::new();
-                    let links = encode_eval(p, &mut enc, call, &copies(call.callee), &mut |enc| at_exit = terms(enc, exit_sig));
-                    body.push(app(exit, &at_exit));
-                    args.extend(at_exit);
-                    body.extend(links);
-                }
+            if let DagArc::Return { exit, .. } = *arc {
+                body.push(app(exit, &rel.exit));
+                args.extend(rel.exit.iter().cloned());
             }
-            let post = terms(&mut enc, sig);
-            args.extend(post.iter().cloned());
-            let constraints = enc.constraints.clone();
-            let mut vars: BTreeMap<String, Dynamic> = symbols_of(&constraints);
+            args.extend(rel.post.iter().cloned());
+            let mut vars: BTreeMap<String, Dynamic> = symbols_of(&rel.body);
             for d in &args {
                 vars.insert(d.decl().name(), d.clone());
             }
-            body.extend(constraints);
+            let post = rel.post;
+            body.extend(rel.body);
             let rule = and(&body).implies(&app(i, &post));
             let bound: Vec<&dyn Ast> = vars.values().map(|d| d as &dyn Ast).collect();
             let rule = if bound.is_empty() { rule } else { z3::ast::forall_const(&bound, &[], &rule) };

@@ -34,6 +34,7 @@ use crate::cpa::predicate::pred::LinPred;
 use crate::cpa::{OpCtx, OpKind};
 use crate::ir::{FuncId, Stmt, VarId};
 use crate::properties::PropertyKey;
+use crate::smt::families::family_predicates;
 use crate::smt::horn::{dag_predicates, DagArc, DagFailure, DagNode};
 use crate::smt::interpolate::Strategy;
 use crate::smt::path::{check_path, PathResult, Violation};
@@ -63,11 +64,14 @@ pub struct SummaryConfig {
     /// Refine from the counterexample DAG of a round (seed 002 §4.2), falling back to one
     /// path; `false`: one path per round.
     pub dag: bool,
+    /// The interpolant family a DAG is refined with (seed 002 §2, by quantifier
+    /// elimination), falling back to Spacer's solution; `None`: Spacer's solution.
+    pub family: Option<interpolants::Kind>,
 }
 
 impl Default for SummaryConfig {
     fn default() -> Self {
-        SummaryConfig { max_refinements: 200, interpolation: Strategy::ALL.to_vec(), dag: true }
+        SummaryConfig { max_refinements: 200, interpolation: Strategy::ALL.to_vec(), dag: true, family: None }
     }
 }
 
@@ -516,8 +520,34 @@ fn add_predicate(a: &mut Analysis, f: FuncId, pred: LinPred, added: &mut usize, 
         *full = true;
         return;
     }
+    let wrapped = wrapped_equality(a.p, &pred);
     list.push(pred);
     *added += 1;
+    if let Some(w) = wrapped {
+        add_predicate(a, f, w, added, full);
+    }
+}
+
+/// For an equality over unsigned variables of one width `w` that wrap-around can break
+/// (`x == y + z`), the congruence modulo `2^w` that C's arithmetic keeps (`x ≡ y + z`):
+/// `x = x + z; y = y + z` keeps `x == y` but not `x == y + z` when a sum wraps.
+fn wrapped_equality(p: &Program, pred: &LinPred) -> Option<LinPred> {
+    use crate::cpa::predicate::pred::Rel;
+    if pred.rel != Rel::Eq || pred.terms.len() < 2 {
+        return None;
+    }
+    let tys: Vec<_> = pred.vars().map(|v| p.var(v).int_ty()).collect();
+    let w = tys[0].bits;
+    if tys.iter().any(|t| t.signed || t.boolean || t.bits != w) || w >= 64 {
+        return None;
+    }
+    // `x == y` is its own congruence on one width.
+    if let [(_, 1), (_, -1)] | [(_, -1), (_, 1)] = pred.terms.as_slice() {
+        if pred.constant == 0 {
+            return None;
+        }
+    }
+    LinPred::new(pred.terms.clone(), pred.constant, Rel::Mod(1i128 << u32::from(w)))
 }
 
 /// True if the predicate's truth follows from its variable's C type alone (a bound every
@@ -613,7 +643,7 @@ pub fn run<'p>(w: &'p program::WithCopies, cfg: &SummaryConfig, cancel: &Cancel,
             let mut full = false;
             match &dag {
                 None => tracing::debug!("summaries: counterexample DAG of more than {} nodes; one path instead", dag_limit),
-                Some(dag) => match dag_predicates(p, dag, &copies, cancel) {
+                Some(dag) => match refine_dag(p, dag, &copies, cfg.family, cancel) {
                     Ok(per_node) => {
                         for (node, atoms) in dag.iter().zip(per_node) {
                             for atom in atoms {
@@ -685,6 +715,24 @@ pub fn run<'p>(w: &'p program::WithCopies, cfg: &SummaryConfig, cancel: &Cancel,
         }
     }
     result
+}
+
+/// Per node of a counterexample DAG, the atoms of its interpolant: of `family` if it is set
+/// and computable, else of Spacer's solution.
+fn refine_dag(
+    p: &Program,
+    dag: &[DagNode],
+    copies: &dyn Fn(FuncId) -> Vec<(VarId, VarId)>,
+    family: Option<interpolants::Kind>,
+    cancel: &Cancel,
+) -> Result<Vec<Vec<LinPred>>, DagFailure> {
+    if let Some(kind) = family {
+        match family_predicates(p, dag, copies, kind, cancel) {
+            Ok(preds) => return Ok(preds),
+            Err(why) => tracing::debug!("summaries: no {:?} interpolants for the DAG ({:?}); Spacer instead", kind, why),
+        }
+    }
+    dag_predicates(p, dag, copies, cancel)
 }
 
 /// True if the program has a recursive function reachable from its start.

@@ -199,15 +199,16 @@ fn side(p: &Program, terms: &[(VarId, i128)], k: i128) -> String {
     let mut out = String::new();
     for (v, c) in terms {
         let name = p.var_name(*v);
-        let term = match *c {
+        let term = match c.abs() {
             1 => name.to_string(),
-            c => format!("{}*{}", c, name),
+            a => format!("{}*{}", a, name),
         };
-        if out.is_empty() {
-            out = term;
-        } else {
-            out = format!("{} + {}", out, term);
-        }
+        out = match (out.is_empty(), *c < 0) {
+            (true, false) => term,
+            (true, true) => format!("-{}", term),
+            (false, false) => format!("{} + {}", out, term),
+            (false, true) => format!("{} - {}", out, term),
+        };
     }
     if k != 0 || out.is_empty() {
         if out.is_empty() {
@@ -226,7 +227,10 @@ impl fmt::Display for Shown<'_> {
         let t = &self.pred.terms;
         match self.pred.rel {
             Rel::Mod(m) => {
-                let lhs = side(self.p, t, self.pred.constant);
+                // Coefficients in (-m/2, m/2]: `x - y` rather than `x + 4294967295*y`.
+                let balanced = |c: i128| if c > m / 2 { c - m } else { c };
+                let terms: Vec<(VarId, i128)> = t.iter().map(|&(v, c)| (v, balanced(c))).collect();
+                let lhs = side(self.p, &terms, balanced(self.pred.constant));
                 write!(f, "({}) % {} == 0", lhs, m)
             }
             rel => {
