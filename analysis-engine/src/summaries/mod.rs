@@ -19,8 +19,11 @@
 //!   of each step.
 //! - **Refinement**: an infeasible path gives sequence interpolants (Spacer / QE / Farkas of
 //!   `smt::interpolate`); their atoms become predicates of the procedure the cut is in,
-//!   rewritten relative to its entry. The BDD interpolants of seed 002 §2 (strongest,
-//!   weakest, conciliated) and the DAG refinement of §4.2 are in [`interpolants`].
+//!   rewritten relative to its entry. The counterexample DAG of a round is refined first
+//!   (§4.2–§4.3): with Spacer's solution of its Horn clauses (`smt::horn`), or with the
+//!   strongest, weakest or conciliated interpolants of §2 by quantifier elimination
+//!   (`smt::families`, `SummaryConfig::family`). Their BDD counterparts are in
+//!   [`interpolants`].
 
 pub mod interpolants;
 pub mod program;
