@@ -185,9 +185,17 @@ fn level_program(n: usize, changed: bool) -> String {
     s
 }
 
+/// The JSON report of the summary analysis on `file` with these extra options.
+fn summaries_json(file: &str, options: &[&str]) -> serde_json::Value {
+    let mut args = vec!["check", "--json", "--analysis", "summaries"];
+    args.extend_from_slice(options);
+    args.push(file);
+    let o = cpals(&args, Duration::from_secs(120));
+    serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("JSON ({e}): {}{}", o.stdout, o.stderr))
+}
+
 fn summaries_refinements(file: &str, refine: &str) -> (String, u64) {
-    let o = cpals(&["check", "--json", "--analysis", "summaries", "--refine", refine, file], Duration::from_secs(120));
-    let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("JSON ({e}): {}{}", o.stdout, o.stderr));
+    let v = summaries_json(file, &["--refine", refine]);
     (v["verdict"].as_str().unwrap_or_default().to_string(), v["stats"]["refinements"].as_u64().unwrap_or(u64::MAX))
 }
 
@@ -210,11 +218,6 @@ fn seed002_level_example_needs_one_dag_refinement_at_every_n() {
     assert!(refinements > 1, "one path at a time: {refinements} refinements");
 }
 
-fn summaries_with_family(file: &str, family: &str) -> serde_json::Value {
-    let o = cpals(&["check", "--json", "--analysis", "summaries", "--dag-interpolants", family, file], Duration::from_secs(120));
-    serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("JSON ({e}): {}{}", o.stdout, o.stderr))
-}
-
 /// Seed 002 §4.1 (and Fig. 1): the one spurious trace `X := true; Y := X; assume(!Y && Z)`
 /// is refined once with each interpolant family; the weakest interpolants (`X ∨ ¬Z`,
 /// `Y ∨ ¬Z`) mention Z, the conciliated ones (`X`, `Y`) do not.
@@ -223,7 +226,7 @@ fn seed002_interpolant_families_differ_on_the_three_statements() {
     let file = fixture("seed002/s4_1_three_statements.c");
     let mut preds = std::collections::BTreeMap::new();
     for family in ["conciliated", "weakest", "strongest"] {
-        let v = summaries_with_family(&file, family);
+        let v = summaries_json(&file, &["--dag-interpolants", family]);
         assert_eq!((v["verdict"].as_str(), v["stats"]["refinements"].as_u64()), (Some("true"), Some(1)), "{family}: {v}");
         let list: Vec<String> = v["stats"]["predicates"].as_array().expect("predicates").iter().map(|p| p.as_str().unwrap_or_default().to_string()).collect();
         preds.insert(family, list);
@@ -241,7 +244,7 @@ fn seed002_dag_examples_need_one_refinement_with_every_family() {
     let level = temp_file("level3_families.c", level_program(3, false).as_bytes());
     for file in [fixture("seed002/fig5_diamonds.c"), level] {
         for family in ["conciliated", "weakest", "strongest"] {
-            let v = summaries_with_family(&file, family);
+            let v = summaries_json(&file, &["--dag-interpolants", family]);
             assert_eq!((v["verdict"].as_str(), v["stats"]["refinements"].as_u64()), (Some("true"), Some(1)), "{file} with {family}");
         }
     }

@@ -173,8 +173,8 @@ impl Qe {
     fn conciliate(&mut self, i: &Bool, j: &Bool, vars: &[Dynamic]) -> Result<(Bool, Bool), DagFailure> {
         let all = names(vars);
         let (mut i, mut j) = (i.clone(), j.clone());
+        let mut si = self.support(&i, vars)?;
         loop {
-            let mut si = self.support(&i, vars)?;
             let sj = self.support(&j, vars)?;
             if si.difference(&sj).next().is_some() {
                 let keep: BTreeSet<String> = si.intersection(&sj).cloned().collect();

@@ -68,9 +68,7 @@ impl Facts {
             _ => None,
         }
     }
-}
 
-impl Facts {
     fn expression<'ast>(&mut self, e: &'ast Expression, span: &'ast Span) {
         match e {
             Expression::Identifier(id) => {

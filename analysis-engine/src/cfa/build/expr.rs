@@ -1219,12 +1219,9 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                     }
                     _ => self.by_reference(a),
                 };
-                let Some(Place::Obj { obj, idx, ty }) = place.filter(|p| *p.ty() == pointee) else {
+                let Some(Place::Obj { obj, idx, ty }) = place.filter(|p| *p.ty() == pointee && matches!(p, Place::Obj { idx, .. } if idx.is_empty())) else {
                     return Err(self.err(a.span, "argument does not match the parameter's struct type"));
                 };
-                if !idx.is_empty() {
-                    return Err(self.err(a.span, "argument does not match the parameter's struct type"));
-                }
                 let mut vars = Vec::new();
                 obj.vars(&mut vars);
                 copy_out.extend(vars.into_iter().map(LValue::Var));
