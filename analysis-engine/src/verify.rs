@@ -119,6 +119,9 @@ pub struct VerifyConfig {
     /// The seed 002 interpolant family the DAG is refined with (quantifier elimination),
     /// falling back to Spacer's solution; `None`: Spacer's solution.
     pub dag_interpolants: Option<crate::summaries::interpolants::Kind>,
+    /// Where the summary analysis tracks an interpolant's atoms (per procedure or per
+    /// control point, seed 002 A.1.8).
+    pub summary_scope: crate::summaries::precision::Scope,
     /// Distinct values at a loop head after which the combination hands a variable from the
     /// value analysis to the predicate analysis.
     pub threshold: usize,
@@ -165,6 +168,7 @@ impl VerifyConfig {
             interpolation: crate::smt::interpolate::Strategy::ALL.to_vec(),
             dag_refinement: true,
             dag_interpolants: None,
+            summary_scope: crate::summaries::precision::Scope::Function,
             threshold: 12,
             value_first: 0.35,
             summaries_first: 0.4,
@@ -456,7 +460,7 @@ fn run_summaries(
     // of one unrolling (`__retval == 0`), which diverges on recursion.
     let mut order = vec![crate::smt::interpolate::Strategy::Farkas];
     order.extend(cfg.interpolation.iter().copied().filter(|s| *s != crate::smt::interpolate::Strategy::Farkas));
-    let scfg = crate::summaries::SummaryConfig { max_refinements: cfg.max_refinements.min(500), interpolation: order, dag: cfg.dag_refinement, family: cfg.dag_interpolants };
+    let scfg = crate::summaries::SummaryConfig { max_refinements: cfg.max_refinements.min(500), interpolation: order, dag: cfg.dag_refinement, family: cfg.dag_interpolants, scope: cfg.summary_scope };
     let r = crate::summaries::run(&w, &scfg, cancel, &decided);
     stats.refinements += r.refinements;
     stats.smt_queries += r.smt_queries;

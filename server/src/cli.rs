@@ -15,6 +15,7 @@ use analysis_engine::core::waitlist::Order;
 use analysis_engine::cpa::combined::BlockEncoding;
 use analysis_engine::smt::interpolate::Strategy;
 use analysis_engine::summaries::interpolants::Kind;
+use analysis_engine::summaries::precision::Scope;
 use analysis_engine::frontend::SourceInput;
 use analysis_engine::report::{PropertyReport, Report, Verdict};
 use analysis_engine::{Analysis, Cancel, VerifyConfig};
@@ -78,6 +79,10 @@ pub struct AnalysisArgs {
     /// quantifier elimination: conciliated, weakest, strongest.
     #[arg(long, default_value = "spacer")]
     pub dag_interpolants: String,
+    /// Where the summary analysis tracks the predicates it learns: function (everywhere in
+    /// the procedure they were found in) or location (at their control point only).
+    #[arg(long, default_value = "function")]
+    pub summary_precision: String,
 }
 
 #[derive(Subcommand)]
@@ -190,6 +195,11 @@ impl AnalysisArgs {
         cfg.dag_interpolants = match self.dag_interpolants.as_str() {
             "spacer" => None,
             other => Some(Kind::parse(other).ok_or_else(|| format!("unknown DAG interpolants `{}` (use spacer, conciliated, weakest or strongest)", other))?),
+        };
+        cfg.summary_scope = match self.summary_precision.as_str() {
+            "function" => Scope::Function,
+            "location" => Scope::Location,
+            other => return Err(format!("unknown summary precision `{}` (use function or location)", other)),
         };
         cfg.entry = self.function.clone();
         if cfg.interpolation.is_empty() {

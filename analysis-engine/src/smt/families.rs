@@ -55,6 +55,9 @@ const THEORY: Theory = Theory::Int { ranges: false, exact: false, parity: true }
 struct Qe {
     cancel: Cancel,
     queries: u64,
+    /// `Supp(f)` as computed (formulas repeat across the nodes of a DAG; Z3 shares equal
+    /// terms, so equal formulas are one key).
+    supports: HashMap<(Bool, Vec<Dynamic>), BTreeSet<String>>,
 }
 
 fn or(fs: &[Bool]) -> Bool {
@@ -78,6 +81,14 @@ fn rename(f: &Bool, from: &[Dynamic], to: &[Dynamic]) -> Bool {
     } else {
         f.substitute(&pairs)
     }
+}
+
+/// The formula a tactic reduces `goal` to: its subgoals are a disjunction, each the
+/// conjunction of its formulas (`None`: the tactic failed or ran out of time).
+fn apply(tactic: &Tactic, goal: &Goal) -> Option<Bool> {
+    let res = tactic.apply(goal, None).ok()?;
+    let parts: Vec<Bool> = res.list_subgoals().map(|g| and(&g.get_formulas())).collect();
+    Some(or(&parts).simplify())
 }
 
 fn has_quantifier(f: &Bool) -> bool {
@@ -121,10 +132,15 @@ impl Qe {
             .and_then(&Tactic::new("qe"))
             .and_then(&Tactic::new("simplify"))
             .try_for(Duration::from_millis(ms));
-        let res = tactic.apply(&goal, None).map_err(|_| self.out_of_time())?;
-        // The subgoals are a disjunction, each the conjunction of its formulas.
-        let parts: Vec<Bool> = res.list_subgoals().map(|g| and(&g.get_formulas())).collect();
-        let r = or(&parts).simplify();
+        let mut r = apply(&tactic, &goal).ok_or_else(|| self.out_of_time())?;
+        if has_quantifier(&r) {
+            // `qe` gives up on some divisibility constraints; model-based projection does not.
+            let rest = Goal::new(false, false, false);
+            rest.assert(&r);
+            let ms = self.cancel.remaining_ms().unwrap_or(FAMILY_MS).max(1);
+            let mbp = Tactic::new("qe2").and_then(&Tactic::new("simplify")).try_for(Duration::from_millis(ms));
+            r = apply(&mbp, &rest).ok_or_else(|| self.out_of_time())?;
+        }
         if has_quantifier(&r) {
             return Err(DagFailure::GaveUp("quantifier elimination left a quantifier".into()));
         }
@@ -152,6 +168,10 @@ impl Qe {
     /// `Supp(f)` among `vars` (Def. 2.11): `v` is in it iff `f ∧ ¬f[v ↦ v′]` is satisfiable
     /// (unknown counts as in it).
     fn support(&mut self, f: &Bool, vars: &[Dynamic]) -> Result<BTreeSet<String>, DagFailure> {
+        let key = (f.clone(), vars.to_vec());
+        if let Some(s) = self.supports.get(&key) {
+            return Ok(s.clone());
+        }
         let occurs = symbols_of(std::slice::from_ref(f));
         let mut out = BTreeSet::new();
         for v in vars {
@@ -165,6 +185,7 @@ impl Qe {
                 out.insert(name);
             }
         }
+        self.supports.insert(key, out.clone());
         Ok(out)
     }
 
@@ -274,7 +295,7 @@ pub fn family_predicates(
         return Err(DagFailure::GaveUp(format!("more than {} nodes", MAX_FAMILY_NODES)));
     }
     let t0 = std::time::Instant::now();
-    let mut qe = Qe { cancel: cancel.child(Some(Duration::from_millis(FAMILY_MS))), queries: 0 };
+    let mut qe = Qe { cancel: cancel.child(Some(Duration::from_millis(FAMILY_MS))), queries: 0, supports: HashMap::new() };
     let sigs: HashMap<FuncId, Vec<VarId>> = dag.iter().map(|n| (n.func, signature(p, n.func))).collect();
     let mut rels = Vec::with_capacity(dag.len());
     for n in dag {
@@ -356,10 +377,10 @@ pub fn family_predicates(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cfa::EdgeId;
+    use crate::cfa::{EdgeId, NodeId};
 
     fn node(func: u32, arcs: Vec<DagArc>, target: bool) -> DagNode {
-        DagNode { func: FuncId(func), arcs, target }
+        DagNode { func: FuncId(func), node: NodeId(0), arcs, target }
     }
 
     /// main calls f, which returns; the error is in main after the call: the call returns,

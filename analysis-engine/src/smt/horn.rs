@@ -25,7 +25,7 @@ use std::collections::{BTreeMap, HashMap};
 use z3::ast::{Ast, Bool, Dynamic};
 use z3::{FuncDecl, SatResult, Sort};
 
-use crate::cfa::{EdgeId, EdgeKind, Program};
+use crate::cfa::{EdgeId, EdgeKind, NodeId, Program};
 use crate::core::{Cancel, Op};
 use crate::cpa::predicate::pred::LinPred;
 use crate::ir::{FuncId, VarId, VarKind};
@@ -54,6 +54,8 @@ pub enum DagArc {
 #[derive(Clone, Debug)]
 pub struct DagNode {
     pub func: FuncId,
+    /// The control point of the node's fact (where its interpolant's atoms are tracked).
+    pub node: NodeId,
     pub arcs: Vec<DagArc>,
     /// An error node (the relation implies false).
     pub target: bool,

@@ -3,7 +3,8 @@
 //! Systems", §3–§5): recursion is handled by summaries instead of a call stack.
 //!
 //! - **Abstract program** (§5): a Boolean program over the current predicates, one predicate
-//!   list per procedure. Predicates are relative to the procedure's entry values (the
+//!   list per control point ([`precision`]: a procedure's points share their predicates by
+//!   default; `Scope::Location` keeps each where it was found, as the paper does). Predicates are relative to the procedure's entry values (the
 //!   `x@entry` copies of [`program`], §4.3), so a valuation at the exit is a procedure-effect
 //!   (summary) valuation. Abstract rules are exact existential abstractions computed on
 //!   demand (`smt::summary`): intraprocedural edges, push (callee entry from the caller's
@@ -18,14 +19,15 @@
 //!   path check as every other violation (soundness rule 1) and reported with the call depth
 //!   of each step.
 //! - **Refinement**: an infeasible path gives sequence interpolants (Spacer / QE / Farkas of
-//!   `smt::interpolate`); their atoms become predicates of the procedure the cut is in,
-//!   rewritten relative to its entry. The counterexample DAG of a round is refined first
+//!   `smt::interpolate`); their atoms become predicates at the cut's control point,
+//!   rewritten relative to its procedure's entry. The counterexample DAG of a round is refined first
 //!   (§4.2–§4.3): with Spacer's solution of its Horn clauses (`smt::horn`), or with the
 //!   strongest, weakest or conciliated interpolants of §2 by quantifier elimination
 //!   (`smt::families`, `SummaryConfig::family`). Their BDD counterparts are in
 //!   [`interpolants`].
 
 pub mod interpolants;
+pub mod precision;
 pub mod program;
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
@@ -42,10 +44,7 @@ use crate::smt::horn::{dag_predicates, DagArc, DagFailure, DagNode};
 use crate::smt::interpolate::Strategy;
 use crate::smt::path::{check_path, PathResult, Violation};
 use crate::smt::summary::{call_image, initial_image, path_predicates, return_image, EdgeRule, Image, Valuation};
-
-/// Predicates one procedure may have (valuations are 64-bit words; the abstract images
-/// enumerate valuations, so fewer keep them cheap).
-pub const MAX_PREDICATES_PER_FUNCTION: usize = 20;
+use precision::{Added, Precision, Scope};
 
 /// Facts the tabulation may derive in one round.
 pub const MAX_FACTS: usize = 400_000;
@@ -70,11 +69,13 @@ pub struct SummaryConfig {
     /// The interpolant family a DAG is refined with (seed 002 §2, by quantifier
     /// elimination), falling back to Spacer's solution; `None`: Spacer's solution.
     pub family: Option<interpolants::Kind>,
+    /// Where an interpolant's atoms are tracked: in the whole procedure or at their point.
+    pub scope: Scope,
 }
 
 impl Default for SummaryConfig {
     fn default() -> Self {
-        SummaryConfig { max_refinements: 200, interpolation: Strategy::ALL.to_vec(), dag: true, family: None }
+        SummaryConfig { max_refinements: 200, interpolation: Strategy::ALL.to_vec(), dag: true, family: None, scope: Scope::Function }
     }
 }
 
@@ -148,7 +149,7 @@ struct Analysis<'a, 'p> {
     p: &'p Program,
     copies: &'a program::WithCopies,
     cancel: &'a Cancel,
-    preds: Vec<Vec<LinPred>>,
+    prec: Precision,
     edge_cache: HashMap<(FuncId, EdgeId, Valuation), Vec<Valuation>>,
     rules: HashMap<(FuncId, EdgeId), EdgeRule>,
     call_cache: HashMap<(FuncId, EdgeId, Valuation), Vec<Valuation>>,
@@ -158,10 +159,6 @@ struct Analysis<'a, 'p> {
 }
 
 impl<'a, 'p> Analysis<'a, 'p> {
-    fn preds(&self, f: FuncId) -> &[LinPred] {
-        &self.preds[f.0 as usize]
-    }
-
     fn image(&mut self, r: Image) -> Result<Vec<Valuation>, String> {
         self.queries += 1;
         match r {
@@ -175,8 +172,9 @@ impl<'a, 'p> Analysis<'a, 'p> {
             return Ok(v.clone());
         }
         if !self.rules.contains_key(&(f, e)) {
-            let preds = self.preds(f).to_vec();
-            let rule = EdgeRule::new(self.p, f, e, &preds, &preds, self.cancel);
+            let edge = self.p.cfa(f).edge(e);
+            let (pre, post) = (self.prec.at(f, edge.src), self.prec.at(f, edge.dst));
+            let rule = EdgeRule::new(self.p, f, e, &pre, &post, self.cancel);
             self.rules.insert((f, e), rule);
         }
         let r = self.rules[&(f, e)].image(val);
@@ -189,8 +187,8 @@ impl<'a, 'p> Analysis<'a, 'p> {
         if let Some(v) = self.call_cache.get(&(f, e, val)) {
             return Ok(v.clone());
         }
-        let pre = self.preds(f).to_vec();
-        let post = self.preds(g).to_vec();
+        let pre = self.prec.at(f, self.p.cfa(f).edge(e).src);
+        let post = self.prec.at(g, self.p.cfa(g).entry);
         let r = call_image(self.p, f, e, &pre, val, &post, self.cancel);
         let v = self.image(r)?;
         self.call_cache.insert((f, e, val), v.clone());
@@ -201,10 +199,11 @@ impl<'a, 'p> Analysis<'a, 'p> {
         if let Some(v) = self.ret_cache.get(&(f, e, val, exit)) {
             return Ok(v.clone());
         }
-        let pre = self.preds(f).to_vec();
-        let callee = self.preds(g).to_vec();
+        let edge = self.p.cfa(f).edge(e);
+        let (pre, post) = (self.prec.at(f, edge.src), self.prec.at(f, edge.dst));
+        let callee = self.prec.at(g, self.p.cfa(g).exit);
         let copies = program::copies_of(self.copies, g).to_vec();
-        let r = return_image(self.p, f, e, &pre, val, &callee, &copies, exit, &pre, self.cancel);
+        let r = return_image(self.p, f, e, &pre, val, &callee, &copies, exit, &post, self.cancel);
         let v = self.image(r)?;
         self.ret_cache.insert((f, e, val, exit), v.clone());
         Ok(v)
@@ -249,7 +248,7 @@ impl<'a, 'p> Analysis<'a, 'p> {
         };
         let mut horizon = usize::MAX;
         let start = self.p.start;
-        let init = match initial_image(self.p, self.preds(start), self.cancel) {
+        let init = match initial_image(self.p, &self.prec.at(start, self.p.cfa(start).entry), self.cancel) {
             Image::Valuations(v) => v,
             Image::GaveUp(why) => return (tab, RoundEnd::GaveUp(why)),
         };
@@ -348,8 +347,9 @@ impl<'a, 'p> Analysis<'a, 'p> {
     /// Forgets the abstract rules after predicates were added.
     fn new_precision(&mut self) {
         if tracing::enabled!(tracing::Level::DEBUG) {
+            let all = self.prec.all();
             for f in self.p.func_ids() {
-                let shown: Vec<String> = self.preds(f).iter().map(|x| x.display(self.p).to_string()).collect();
+                let shown: Vec<String> = all.iter().filter(|(g, _)| *g == f).map(|(_, x)| x.display(self.p).to_string()).collect();
                 if !shown.is_empty() {
                     tracing::debug!("summaries: predicates of {}: {}", self.p.cfa(f).name, shown.join(", "));
                 }
@@ -419,7 +419,7 @@ fn counterexample_dag(tab: &Tabulation, limit: usize) -> Option<Vec<DagNode>> {
                     Why::Return(c, x, e) => DagArc::Return { caller: index[&c], exit: index[&x], edge: e },
                 })
                 .collect();
-            DagNode { func: f.func, arcs, target: tab.targets.iter().any(|(t, _)| t == f) }
+            DagNode { func: f.func, node: f.node, arcs, target: tab.targets.iter().any(|(t, _)| t == f) }
         })
         .collect();
     Some(nodes)
@@ -509,25 +509,23 @@ fn path_conditions(ops: &[(OpCtx, usize)]) -> Vec<(FuncId, LinPred)> {
     out
 }
 
-/// Adds a predicate to `f`'s list unless it is trivial, known, or the list is full (then
-/// sets `full`); counts it in `added`.
-fn add_predicate(a: &mut Analysis, f: FuncId, pred: LinPred, added: &mut usize, full: &mut bool) {
+/// Adds a predicate at `node` of `f` (see [`Precision::add`]) unless it is trivial, known,
+/// or the list is full (then sets `full`); counts it in `added`.
+fn add_predicate(a: &mut Analysis, f: FuncId, node: Option<NodeId>, pred: LinPred, added: &mut usize, full: &mut bool) {
     if trivial(a.p, &pred) {
         return;
     }
-    let list = &mut a.preds[f.0 as usize];
-    if list.contains(&pred) {
-        return;
-    }
-    if list.len() >= MAX_PREDICATES_PER_FUNCTION {
-        *full = true;
-        return;
-    }
     let wrapped = wrapped_equality(a.p, &pred);
-    list.push(pred);
-    *added += 1;
+    match a.prec.add(f, node, pred) {
+        Added::Known => return,
+        Added::Full => {
+            *full = true;
+            return;
+        }
+        Added::New => *added += 1,
+    }
     if let Some(w) = wrapped {
-        add_predicate(a, f, w, added, full);
+        add_predicate(a, f, node, w, added, full);
     }
 }
 
@@ -576,7 +574,7 @@ pub fn run<'p>(w: &'p program::WithCopies, cfg: &SummaryConfig, cancel: &Cancel,
         p,
         copies: w,
         cancel,
-        preds: vec![Vec::new(); p.functions.len()],
+        prec: Precision::new(p.functions.len(), cfg.scope),
         edge_cache: HashMap::new(),
         rules: HashMap::new(),
         call_cache: HashMap::new(),
@@ -650,7 +648,7 @@ pub fn run<'p>(w: &'p program::WithCopies, cfg: &SummaryConfig, cancel: &Cancel,
                     Ok(per_node) => {
                         for (node, atoms) in dag.iter().zip(per_node) {
                             for atom in atoms {
-                                add_predicate(&mut a, node.func, atom, &mut added, &mut full);
+                                add_predicate(&mut a, node.func, Some(node.node), atom, &mut added, &mut full);
                             }
                         }
                     }
@@ -680,7 +678,7 @@ pub fn run<'p>(w: &'p program::WithCopies, cfg: &SummaryConfig, cancel: &Cancel,
                     for atom in atoms {
                         let scoped = atom.vars().all(|v: VarId| v.func().is_none() || v.func() == Some(f));
                         if scoped {
-                            add_predicate(&mut a, f, atom, &mut added, &mut full);
+                            add_predicate(&mut a, f, Some(ctxs[j].to.node), atom, &mut added, &mut full);
                         }
                     }
                 }
@@ -689,12 +687,12 @@ pub fn run<'p>(w: &'p program::WithCopies, cfg: &SummaryConfig, cancel: &Cancel,
         }
         if added == 0 {
             for (f, pred) in path_conditions(&steps) {
-                add_predicate(&mut a, f, pred, &mut added, &mut full);
+                add_predicate(&mut a, f, None, pred, &mut added, &mut full);
             }
         }
         if added == 0 {
             let why = match (full, failure) {
-                (true, _) => format!("more than {} predicates in a procedure", MAX_PREDICATES_PER_FUNCTION),
+                (true, _) => format!("more than {} predicates at a control point", precision::MAX_PREDICATES),
                 (false, Some(e)) => format!("an infeasible error path could not be refined ({})", e),
                 (false, None) => "an infeasible error path could not be refined with new predicates".to_string(),
             };
@@ -712,10 +710,8 @@ pub fn run<'p>(w: &'p program::WithCopies, cfg: &SummaryConfig, cancel: &Cancel,
         result.open_reason = a.unsupported.clone();
     }
     result.smt_queries += a.queries;
-    for f in p.func_ids() {
-        for pred in a.preds(f) {
-            result.predicates.push(format!("{}: {}", p.cfa(f).name, pred.display(p)));
-        }
+    for (f, pred) in a.prec.all() {
+        result.predicates.push(format!("{}: {}", p.cfa(f).name, pred.display(p)));
     }
     result
 }
