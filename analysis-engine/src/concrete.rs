@@ -111,6 +111,7 @@ pub enum RunEnd {
     Target(PropertyKey),
     Exit,
     Aborted,
+    /// The step or input limit of `RunLimits`.
     StepLimit,
     /// The run cannot continue precisely (an over-approximated value, undefined behaviour…).
     Stuck(String),
@@ -176,6 +177,9 @@ struct Stop(String);
 /// Limits of one run.
 pub struct RunLimits {
     pub max_steps: u64,
+    /// Inputs a run may read (each is kept for the replay; a run that reads more, such as one
+    /// that a constant input keeps in a `while (nondet())` loop, ends at the step limit).
+    pub max_inputs: usize,
     /// Operations kept for the SMT confirmation (longer runs keep head and tail only).
     pub keep_ops: usize,
     pub trace_steps: usize,
@@ -674,7 +678,7 @@ pub fn run(p: &Program, plan: &Plan, inputs: &mut dyn InputStrategy, limits: &Ru
     let mut values: Vec<(VarId, Option<i64>, i128)> = Vec::new();
     let end = loop {
         out.steps += 1;
-        if out.steps > limits.max_steps {
+        if out.steps > limits.max_steps || out.inputs.len() >= limits.max_inputs {
             break RunEnd::StepLimit;
         }
         // Every 65,536 steps (a few milliseconds): an edit in the editor cancels within that.
@@ -882,4 +886,24 @@ pub fn run(p: &Program, plan: &Plan, inputs: &mut dyn InputStrategy, limits: &Ru
     out.tail = rec.finish();
     out.end = end;
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::smt::interpolate::tests_support::load;
+
+    /// A constant input keeps `while (nondet())` going forever; the run stops at its input
+    /// limit instead of filling memory with inputs until the time runs out.
+    #[test]
+    fn a_run_stops_at_its_input_limit() {
+        let p = load("extern _Bool __VERIFIER_nondet_bool(void);\nint main(void) { int n = 0; while (__VERIFIER_nondet_bool()) { n = n + 1; if (n > 100000) n = 0; } return 0; }\n");
+        let limits = RunLimits { max_steps: u64::MAX, max_inputs: 1000, keep_ops: 10, trace_steps: 4, max_frames: 10, accelerate: true };
+        let run = super::run(&p, &Plan::new(&p), &mut Constant(2), &limits, &Cancel::new());
+        assert!(matches!(run.end, RunEnd::StepLimit), "{:?}", run.end);
+        assert_eq!(run.inputs.len(), 1000);
+        // With zeros, the loop is never entered.
+        let run = super::run(&p, &Plan::new(&p), &mut Zeros, &limits, &Cancel::new());
+        assert!(matches!(run.end, RunEnd::Exit), "{:?}", run.end);
+    }
 }

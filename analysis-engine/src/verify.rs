@@ -632,6 +632,9 @@ fn run_cegar(
     RunResult { decisions, open_reason, unreachable, invariants, precision: Arc::new(hint), proved: BTreeSet::new() }
 }
 
+/// Inputs one concrete run may read (about 80 bytes each are kept for the replay).
+const MAX_RUN_INPUTS: usize = 1 << 20;
+
 /// Runs the program concretely with a few input choices; records confirmed violations.
 fn concrete_phase(p: &Program, cfg: &VerifyConfig, cancel: &Cancel, props: &[Property], found: &mut BTreeMap<PropertyKey, Decision>) {
     let budget = match cancel.remaining_ms() {
@@ -639,7 +642,7 @@ fn concrete_phase(p: &Program, cfg: &VerifyConfig, cancel: &Cancel, props: &[Pro
         None => cfg.concrete_time,
     };
     let phase = cancel.child(Some(budget));
-    let limits = RunLimits { max_steps: cfg.concrete_steps, keep_ops: 50_000, trace_steps: 40, max_frames: 10_000, accelerate: true };
+    let limits = RunLimits { max_steps: cfg.concrete_steps, max_inputs: MAX_RUN_INPUTS, keep_ops: 50_000, trace_steps: 40, max_frames: 10_000, accelerate: true };
     let plan = concrete::Plan::new(p);
     // After the configured runs, a few with every input the same small value (2..=9).
     let extra = if cfg.concrete_runs > 0 { 8 } else { 0 };
