@@ -23,7 +23,7 @@
 //! unsatisfiable (Prop. 2.6(i)). Formulas are over mathematical integers (linear arithmetic
 //! with divisibility, which Z3's `qe` eliminates exactly); semantic supports (Def. 2.11) are
 //! one satisfiability query per variable. The atoms of each node's formula become
-//! predicates of its function; like Spacer's, they feed the exact abstraction, whose
+//! predicates at its control point (see `summaries::precision`); like Spacer's, they feed the exact abstraction, whose
 //! exhaustion is the proof, so they need no validity check of their own.
 
 use std::collections::{BTreeSet, HashMap};
@@ -83,14 +83,6 @@ fn rename(f: &Bool, from: &[Dynamic], to: &[Dynamic]) -> Bool {
     }
 }
 
-/// The formula a tactic reduces `goal` to: its subgoals are a disjunction, each the
-/// conjunction of its formulas (`None`: the tactic failed or ran out of time).
-fn apply(tactic: &Tactic, goal: &Goal) -> Option<Bool> {
-    let res = tactic.apply(goal, None).ok()?;
-    let parts: Vec<Bool> = res.list_subgoals().map(|g| and(&g.get_formulas())).collect();
-    Some(or(&parts).simplify())
-}
-
 fn has_quantifier(f: &Bool) -> bool {
     let mut stack = vec![Dynamic::from_ast(f)];
     let mut seen = std::collections::HashSet::new();
@@ -115,6 +107,15 @@ impl Qe {
         })
     }
 
+    /// The formula `tactic` reduces `goal` to within the remaining budget: its subgoals are a
+    /// disjunction, each the conjunction of its formulas.
+    fn apply(&self, tactic: Tactic, goal: &Goal) -> Result<Bool, DagFailure> {
+        let ms = self.cancel.remaining_ms().unwrap_or(FAMILY_MS).max(1);
+        let res = tactic.try_for(Duration::from_millis(ms)).apply(goal, None).map_err(|_| self.out_of_time())?;
+        let parts: Vec<Bool> = res.list_subgoals().map(|g| and(&g.get_formulas())).collect();
+        Ok(or(&parts).simplify())
+    }
+
     /// `∃ (symbols of f not in keep). f`, quantifier-free.
     fn project(&mut self, f: &Bool, keep: &BTreeSet<String>) -> Result<Bool, DagFailure> {
         self.cancel.check().map_err(|i| DagFailure::GaveUp(i.describe()))?;
@@ -126,20 +127,13 @@ impl Qe {
         let refs: Vec<&dyn Ast> = bound.iter().map(|d| d as &dyn Ast).collect();
         let goal = Goal::new(false, false, false);
         goal.assert(&z3::ast::exists_const(&refs, &[], f));
-        let ms = self.cancel.remaining_ms().unwrap_or(FAMILY_MS).max(1);
-        let tactic = Tactic::new("simplify")
-            .and_then(&Tactic::new("qe-light"))
-            .and_then(&Tactic::new("qe"))
-            .and_then(&Tactic::new("simplify"))
-            .try_for(Duration::from_millis(ms));
-        let mut r = apply(&tactic, &goal).ok_or_else(|| self.out_of_time())?;
+        let elim = Tactic::new("simplify").and_then(&Tactic::new("qe-light")).and_then(&Tactic::new("qe")).and_then(&Tactic::new("simplify"));
+        let mut r = self.apply(elim, &goal)?;
         if has_quantifier(&r) {
             // `qe` gives up on some divisibility constraints; model-based projection does not.
             let rest = Goal::new(false, false, false);
             rest.assert(&r);
-            let ms = self.cancel.remaining_ms().unwrap_or(FAMILY_MS).max(1);
-            let mbp = Tactic::new("qe2").and_then(&Tactic::new("simplify")).try_for(Duration::from_millis(ms));
-            r = apply(&mbp, &rest).ok_or_else(|| self.out_of_time())?;
+            r = self.apply(Tactic::new("qe2").and_then(&Tactic::new("simplify")), &rest)?;
         }
         if has_quantifier(&r) {
             return Err(DagFailure::GaveUp("quantifier elimination left a quantifier".into()));

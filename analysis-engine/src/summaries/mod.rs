@@ -4,7 +4,8 @@
 //!
 //! - **Abstract program** (§5): a Boolean program over the current predicates, one predicate
 //!   list per control point ([`precision`]: a procedure's points share their predicates by
-//!   default; `Scope::Location` keeps each where it was found, as the paper does). Predicates are relative to the procedure's entry values (the
+//!   default; `Scope::Location` keeps each where it was found, as the paper does).
+//!   Predicates are relative to the procedure's entry values (the
 //!   `x@entry` copies of [`program`], §4.3), so a valuation at the exit is a procedure-effect
 //!   (summary) valuation. Abstract rules are exact existential abstractions computed on
 //!   demand (`smt::summary`): intraprocedural edges, push (callee entry from the caller's
@@ -20,8 +21,8 @@
 //!   of each step.
 //! - **Refinement**: an infeasible path gives sequence interpolants (Spacer / QE / Farkas of
 //!   `smt::interpolate`); their atoms become predicates at the cut's control point,
-//!   rewritten relative to its procedure's entry. The counterexample DAG of a round is refined first
-//!   (§4.2–§4.3): with Spacer's solution of its Horn clauses (`smt::horn`), or with the
+//!   rewritten relative to its procedure's entry. The counterexample DAG of a round is
+//!   refined first (§4.2–§4.3): with Spacer's solution of its Horn clauses (`smt::horn`), or with the
 //!   strongest, weakest or conciliated interpolants of §2 by quantifier elimination
 //!   (`smt::families`, `SummaryConfig::family`). Their BDD counterparts are in
 //!   [`interpolants`].
@@ -159,6 +160,12 @@ struct Analysis<'a, 'p> {
 }
 
 impl<'a, 'p> Analysis<'a, 'p> {
+    /// The predicates at the source and at the target of edge `e` of `f`.
+    fn around(&self, f: FuncId, e: EdgeId) -> (Vec<LinPred>, Vec<LinPred>) {
+        let edge = self.p.cfa(f).edge(e);
+        (self.prec.at(f, edge.src), self.prec.at(f, edge.dst))
+    }
+
     fn image(&mut self, r: Image) -> Result<Vec<Valuation>, String> {
         self.queries += 1;
         match r {
@@ -172,8 +179,7 @@ impl<'a, 'p> Analysis<'a, 'p> {
             return Ok(v.clone());
         }
         if !self.rules.contains_key(&(f, e)) {
-            let edge = self.p.cfa(f).edge(e);
-            let (pre, post) = (self.prec.at(f, edge.src), self.prec.at(f, edge.dst));
+            let (pre, post) = self.around(f, e);
             let rule = EdgeRule::new(self.p, f, e, &pre, &post, self.cancel);
             self.rules.insert((f, e), rule);
         }
@@ -199,8 +205,7 @@ impl<'a, 'p> Analysis<'a, 'p> {
         if let Some(v) = self.ret_cache.get(&(f, e, val, exit)) {
             return Ok(v.clone());
         }
-        let edge = self.p.cfa(f).edge(e);
-        let (pre, post) = (self.prec.at(f, edge.src), self.prec.at(f, edge.dst));
+        let (pre, post) = self.around(f, e);
         let callee = self.prec.at(g, self.p.cfa(g).exit);
         let copies = program::copies_of(self.copies, g).to_vec();
         let r = return_image(self.p, f, e, &pre, val, &callee, &copies, exit, &post, self.cancel);
