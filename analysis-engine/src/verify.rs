@@ -122,6 +122,9 @@ pub struct VerifyConfig {
     /// Where the summary analysis tracks an interpolant's atoms (per procedure or per
     /// control point, seed 002 A.1.8).
     pub summary_scope: crate::summaries::precision::Scope,
+    /// Whether a DAG node's family interpolant becomes predicates one atom each or one
+    /// predicate as a whole (seed 002 A.1.6).
+    pub summary_form: crate::summaries::formula::Form,
     /// Distinct values at a loop head after which the combination hands a variable from the
     /// value analysis to the predicate analysis.
     pub threshold: usize,
@@ -169,6 +172,7 @@ impl VerifyConfig {
             dag_refinement: true,
             dag_interpolants: None,
             summary_scope: crate::summaries::precision::Scope::Function,
+            summary_form: crate::summaries::formula::Form::Atoms,
             threshold: 12,
             value_first: 0.35,
             summaries_first: 0.4,
@@ -460,7 +464,7 @@ fn run_summaries(
     // of one unrolling (`__retval == 0`), which diverges on recursion.
     let mut order = vec![crate::smt::interpolate::Strategy::Farkas];
     order.extend(cfg.interpolation.iter().copied().filter(|s| *s != crate::smt::interpolate::Strategy::Farkas));
-    let scfg = crate::summaries::SummaryConfig { max_refinements: cfg.max_refinements.min(500), interpolation: order, dag: cfg.dag_refinement, family: cfg.dag_interpolants, scope: cfg.summary_scope };
+    let scfg = crate::summaries::SummaryConfig { max_refinements: cfg.max_refinements.min(500), interpolation: order, dag: cfg.dag_refinement, family: cfg.dag_interpolants, scope: cfg.summary_scope, form: cfg.summary_form };
     let r = crate::summaries::run(&w, &scfg, cancel, &decided);
     stats.refinements += r.refinements;
     stats.smt_queries += r.smt_queries;

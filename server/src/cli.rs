@@ -16,6 +16,7 @@ use analysis_engine::cpa::combined::BlockEncoding;
 use analysis_engine::smt::interpolate::Strategy;
 use analysis_engine::summaries::interpolants::Kind;
 use analysis_engine::summaries::precision::Scope;
+use analysis_engine::summaries::formula::Form;
 use analysis_engine::frontend::SourceInput;
 use analysis_engine::report::{PropertyReport, Report, Verdict};
 use analysis_engine::{Analysis, Cancel, VerifyConfig};
@@ -83,6 +84,11 @@ pub struct AnalysisArgs {
     /// the procedure they were found in) or location (at their control point only).
     #[arg(long, default_value = "function")]
     pub summary_precision: String,
+    /// What a DAG node's interpolant of a family (--dag-interpolants) adds to the summary
+    /// analysis's precision: its atoms, one predicate each, or the formula itself as one
+    /// predicate (the paper's setting).
+    #[arg(long, default_value = "atoms")]
+    pub summary_predicates: String,
 }
 
 #[derive(Subcommand)]
@@ -200,6 +206,11 @@ impl AnalysisArgs {
             "function" => Scope::Function,
             "location" => Scope::Location,
             other => return Err(format!("unknown summary precision `{}` (use function or location)", other)),
+        };
+        cfg.summary_form = match self.summary_predicates.as_str() {
+            "atoms" => Form::Atoms,
+            "formulas" => Form::Formulas,
+            other => return Err(format!("unknown summary predicates `{}` (use atoms or formulas)", other)),
         };
         cfg.entry = self.function.clone();
         if cfg.interpolation.is_empty() {

@@ -22,9 +22,10 @@
 //! The DAG is spurious exactly when the strongest formula of every error node is
 //! unsatisfiable (Prop. 2.6(i)). Formulas are over mathematical integers (linear arithmetic
 //! with divisibility, which Z3's `qe` eliminates exactly); semantic supports (Def. 2.11) are
-//! one satisfiability query per variable. The atoms of each node's formula become
-//! predicates at its control point (see `summaries::precision`); like Spacer's, they feed the exact abstraction, whose
-//! exhaustion is the proof, so they need no validity check of their own.
+//! one satisfiability query per variable. The atoms of each node's formula, or the formula
+//! itself (`Form::Formulas`, as the paper does), become predicates at its control point (see
+//! `summaries::precision`); like Spacer's, they feed the exact abstraction, whose exhaustion
+//! is the proof, so they need no validity check of their own.
 
 use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
@@ -40,6 +41,7 @@ use crate::smt::encode::Theory;
 use crate::smt::horn::{arc_source, encode_arc, signature, ArcRel, DagArc, DagFailure, DagNode};
 use crate::smt::interpolate::{and, symbols_of};
 use crate::smt::linear::atoms;
+use crate::summaries::formula::{Form, Pred};
 use crate::summaries::interpolants::Kind;
 
 /// Time for the formulas of one DAG.
@@ -275,7 +277,8 @@ impl Encoded<'_> {
     }
 }
 
-/// Per node of `dag`, the atoms of its interpolant of family `kind`. Errors: some path of
+/// Per node of `dag`, its interpolant of family `kind` as predicates: its atoms, or for
+/// `Form::Formulas` the interpolant itself (its atoms if it cannot be one). Errors: some path of
 /// the DAG is feasible on mathematical integers (or a callee's formulas mix the contexts of
 /// its invocations), or the elimination gave up (time, non-linear arithmetic).
 pub fn family_predicates(
@@ -283,8 +286,9 @@ pub fn family_predicates(
     dag: &[DagNode],
     copies: &dyn Fn(FuncId) -> Vec<(VarId, VarId)>,
     kind: Kind,
+    form: Form,
     cancel: &Cancel,
-) -> Result<Vec<Vec<LinPred>>, DagFailure> {
+) -> Result<Vec<Vec<Pred>>, DagFailure> {
     if dag.len() > MAX_FAMILY_NODES {
         return Err(DagFailure::GaveUp(format!("more than {} nodes", MAX_FAMILY_NODES)));
     }
@@ -358,11 +362,21 @@ pub fn family_predicates(
     for (i, f) in chosen.iter().enumerate() {
         let sig = &sigs[&dag[i].func];
         let scope: HashMap<String, (VarId, u32)> = sig.iter().map(|v| (canonical(*v).decl().name(), (*v, 0))).collect();
-        let mut preds = Vec::new();
+        if form == Form::Formulas {
+            // Z3's `simplify` keeps redundant parts (`x <= y - 1 || x <= y - 2`).
+            let goal = Goal::new(false, false, false);
+            goal.assert(f);
+            let f = &qe.apply(Tactic::new("ctx-solver-simplify"), &goal).unwrap_or_else(|_| f.clone());
+            if let Some(whole) = Pred::from_formula(f, &scope) {
+                out.push(vec![whole]);
+                continue;
+            }
+        }
+        let mut preds: Vec<LinPred> = Vec::new();
         atoms(&Dynamic::from_ast(f), &scope, &|_| None, &mut preds);
         preds.sort();
         preds.dedup();
-        out.push(preds);
+        out.push(preds.into_iter().map(Pred::from).collect());
     }
     tracing::debug!("summaries: {:?} interpolants of a DAG of {} nodes: {} queries in {:?}", kind, dag.len(), qe.queries, t0.elapsed());
     Ok(out)

@@ -161,7 +161,34 @@ fn atoms_in(
             atoms_in(&ch[0], vars, bound, out, seen);
             atoms_in(&ch[1], vars, bound, out, seen);
         }
-        DeclKind::Eq | DeclKind::Le | DeclKind::Ge | DeclKind::Lt | DeclKind::Gt if ch.len() == 2 => {
+        DeclKind::Eq | DeclKind::Le | DeclKind::Ge | DeclKind::Lt | DeclKind::Gt | DeclKind::Distinct => {
+            if let Some((p, _)) = leaf(f, vars, bound) {
+                out.push(p);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A comparison `lhs ⋈ rhs` of linear forms as a predicate over program variables, with
+/// whether the comparison is the predicate's negation (`a != b` is `¬(a == b)`). `None` for
+/// anything else (non-linear, other symbols, not a comparison).
+pub(crate) fn leaf(f: &Dynamic, vars: &HashMap<String, (VarId, u32)>, bound: &dyn Fn(u32) -> Option<String>) -> Option<(LinPred, bool)> {
+    if f.kind() != AstKind::App {
+        return None;
+    }
+    let ch = f.children();
+    let kind = f.decl().kind();
+    if ch.len() != 2 || ch[0].as_bool().is_some() {
+        return None;
+    }
+    match kind {
+        DeclKind::Distinct => {
+            let (a, b) = (linear(&ch[0], bound)?, linear(&ch[1], bound)?);
+            let p = b.scale(-1).and_then(|nb| a.add(nb)).and_then(|l| to_pred(l, Rel::Eq, vars))?;
+            Some((p, true))
+        }
+        DeclKind::Eq | DeclKind::Le | DeclKind::Ge | DeclKind::Lt | DeclKind::Gt => {
             // `(t mod m) = r` is a congruence.
             if kind == DeclKind::Eq {
                 for (a, b) in [(&ch[0], &ch[1]), (&ch[1], &ch[0])] {
@@ -170,18 +197,15 @@ fn atoms_in(
                         if let (Some(t), Some(m), Some(r)) = (linear(&mc[0], bound), linear(&mc[1], bound), linear(b, bound)) {
                             if m.coeffs.is_empty() && r.coeffs.is_empty() && m.k > 1 {
                                 let shifted = Lin { coeffs: t.coeffs, k: t.k - r.k };
-                                if let Some(p) = to_pred(shifted, Rel::Mod(m.k), vars) {
-                                    out.push(p);
-                                }
-                                return;
+                                return to_pred(shifted, Rel::Mod(m.k), vars).map(|p| (p, false));
                             }
                         }
                     }
                 }
             }
-            let (Some(a), Some(b)) = (linear(&ch[0], bound), linear(&ch[1], bound)) else { return };
-            let Some(b_neg) = b.clone().scale(-1) else { return };
-            let Some(a_neg) = a.clone().scale(-1) else { return };
+            let (a, b) = (linear(&ch[0], bound)?, linear(&ch[1], bound)?);
+            let b_neg = b.clone().scale(-1)?;
+            let a_neg = a.clone().scale(-1)?;
             let (lin, rel) = match kind {
                 DeclKind::Eq => (a.add(b_neg), Rel::Eq),
                 DeclKind::Le => (a.add(b_neg), Rel::Le),
@@ -190,17 +214,8 @@ fn atoms_in(
                 DeclKind::Lt => (a.add(b_neg).map(|l| Lin { k: l.k + 1, ..l }), Rel::Le),
                 _ => (b.add(a_neg).map(|l| Lin { k: l.k + 1, ..l }), Rel::Le),
             };
-            if let Some(p) = lin.and_then(|l| to_pred(l, rel, vars)) {
-                out.push(p);
-            }
+            to_pred(lin?, rel, vars).map(|p| (p, false))
         }
-        DeclKind::Distinct if ch.len() == 2 => {
-            if let (Some(a), Some(b)) = (linear(&ch[0], bound), linear(&ch[1], bound)) {
-                if let Some(p) = b.scale(-1).and_then(|nb| a.add(nb)).and_then(|l| to_pred(l, Rel::Eq, vars)) {
-                    out.push(p);
-                }
-            }
-        }
-        _ => {}
+        _ => None,
     }
 }

@@ -22,10 +22,10 @@ use z3::SatResult;
 use crate::cfa::{EdgeKind, Program};
 use crate::core::{Cancel, Op};
 use crate::cpa::predicate::pred::LinPred;
+use crate::summaries::formula::Pred;
 use crate::cpa::OpKind;
 use crate::ir::{FuncId, LValue, VarId, VarKind};
 use crate::smt::encode::{Encoder, Obs, Term, Theory, VTerm};
-use crate::smt::predabs::pred_formula;
 use crate::smt::solver;
 
 /// Per-query limit.
@@ -52,11 +52,11 @@ fn theory() -> Theory {
 
 /// `[val]` over the current versions of the encoder: the conjunction of the predicates'
 /// literals. Predicates the encoding cannot state (arrays) are left out (over-approximation).
-fn valuation_formula(enc: &mut Encoder, preds: &[LinPred], val: Valuation) -> Bool {
+fn valuation_formula(enc: &mut Encoder, preds: &[Pred], val: Valuation) -> Bool {
     let ssa = enc.cur.clone();
     let mut lits = Vec::new();
     for (i, p) in preds.iter().enumerate() {
-        if let Some(f) = pred_formula(enc, p, &ssa) {
+        if let Some(f) = p.encode(enc, &ssa) {
             lits.push(if val >> i & 1 == 1 { f } else { f.not() });
         }
     }
@@ -70,9 +70,9 @@ fn valuation_formula(enc: &mut Encoder, preds: &[LinPred], val: Valuation) -> Bo
 
 /// Enumerates the valuations of `preds` (at the encoder's current versions) that the
 /// encoder's constraints and `extra` allow.
-fn enumerate(enc: &mut Encoder, extra: &[Bool], preds: &[LinPred], cancel: &Cancel) -> Image {
+fn enumerate(enc: &mut Encoder, extra: &[Bool], preds: &[Pred], cancel: &Cancel) -> Image {
     let ssa = enc.cur.clone();
-    let lits: Vec<Option<Bool>> = preds.iter().map(|p| pred_formula(enc, p, &ssa)).collect();
+    let lits: Vec<Option<Bool>> = preds.iter().map(|p| p.encode(enc, &ssa)).collect();
     let s = solver(cancel, QUERY_MS);
     for c in &enc.constraints {
         s.assert(c);
@@ -123,14 +123,45 @@ fn enumerate(enc: &mut Encoder, extra: &[Bool], preds: &[LinPred], cancel: &Canc
     }
 }
 
+/// Whether predicates `a` and `b` are one abstract Boolean over C's values: equivalent, or
+/// each the other's negation (a BDD package sees this at once; formulas need a query).
+/// Unknown counts as different.
+pub fn same_boolean(p: &Program, a: &Pred, b: &Pred, cancel: &Cancel) -> bool {
+    let mut enc = Encoder::new(p, theory(), false);
+    let ssa = enc.cur.clone();
+    let (Some(x), Some(y)) = (a.encode(&mut enc, &ssa), b.encode(&mut enc, &ssa)) else { return false };
+    let differ = x.eq(&y).not();
+    // `a != b` unsatisfiable: equivalent; `a == b` unsatisfiable: complements.
+    unsat(&enc, &differ, cancel) || unsat(&enc, &differ.not(), cancel)
+}
+
+/// Whether predicate `a` has one truth value on every state (over C's values): a constant
+/// Boolean, which only doubles the valuations. Unknown counts as not constant.
+pub fn constant_boolean(p: &Program, a: &Pred, cancel: &Cancel) -> bool {
+    let mut enc = Encoder::new(p, theory(), false);
+    let ssa = enc.cur.clone();
+    let Some(x) = a.encode(&mut enc, &ssa) else { return false };
+    unsat(&enc, &x, cancel) || unsat(&enc, &x.not(), cancel)
+}
+
+/// Whether `g` is unsatisfiable under the encoder's constraints (unknown: `false`).
+fn unsat(enc: &Encoder, g: &Bool, cancel: &Cancel) -> bool {
+    let s = solver(cancel, QUERY_MS);
+    for c in &enc.constraints {
+        s.assert(c);
+    }
+    s.assert(g);
+    s.check() == SatResult::Unsat
+}
+
 /// The valuations a program starts with (nothing is known).
-pub fn initial_image(p: &Program, preds: &[LinPred], cancel: &Cancel) -> Image {
+pub fn initial_image(p: &Program, preds: &[Pred], cancel: &Cancel) -> Image {
     let mut enc = Encoder::new(p, theory(), false);
     enumerate(&mut enc, &[], preds, cancel)
 }
 
 /// The image of valuation `val` of `pre` under the intraprocedural edge `(f, e)`.
-pub fn edge_image(p: &Program, f: FuncId, e: crate::cfa::EdgeId, pre: &[LinPred], val: Valuation, post: &[LinPred], cancel: &Cancel) -> Image {
+pub fn edge_image(p: &Program, f: FuncId, e: crate::cfa::EdgeId, pre: &[Pred], val: Valuation, post: &[Pred], cancel: &Cancel) -> Image {
     let mut enc = Encoder::new(p, theory(), false);
     let start = valuation_formula(&mut enc, pre, val);
     let ctx = crate::cpa::op_ctx(p, Op::Edge(f, e), false);
@@ -151,16 +182,16 @@ pub struct EdgeRule {
 }
 
 impl EdgeRule {
-    pub fn new(p: &Program, f: FuncId, e: crate::cfa::EdgeId, pre: &[LinPred], post: &[LinPred], cancel: &Cancel) -> EdgeRule {
+    pub fn new(p: &Program, f: FuncId, e: crate::cfa::EdgeId, pre: &[Pred], post: &[Pred], cancel: &Cancel) -> EdgeRule {
         let mut enc = Encoder::new(p, theory(), false);
         let ssa0 = enc.cur.clone();
-        let pre_f: Vec<Option<Bool>> = pre.iter().map(|q| pred_formula(&mut enc, q, &ssa0)).collect();
+        let pre_f: Vec<Option<Bool>> = pre.iter().map(|q| q.encode(&mut enc, &ssa0)).collect();
         let ctx = crate::cpa::op_ctx(p, Op::Edge(f, e), false);
         if !matches!(ctx.kind, OpKind::Edge(EdgeKind::CallSummary(_))) {
             enc.op(&ctx);
         }
         let ssa1 = enc.cur.clone();
-        let post_f: Vec<Option<Bool>> = post.iter().map(|q| pred_formula(&mut enc, q, &ssa1)).collect();
+        let post_f: Vec<Option<Bool>> = post.iter().map(|q| q.encode(&mut enc, &ssa1)).collect();
         let solver = solver(cancel, QUERY_MS);
         for c in &enc.constraints {
             solver.assert(c);
@@ -271,7 +302,7 @@ pub(crate) fn enter(p: &Program, enc: &mut Encoder, call: &crate::cfa::Call) -> 
 }
 
 /// The callee's valuations at its entry when the caller at the call site `(f, e)` has `val`.
-pub fn call_image(p: &Program, f: FuncId, e: crate::cfa::EdgeId, pre: &[LinPred], val: Valuation, post: &[LinPred], cancel: &Cancel) -> Image {
+pub fn call_image(p: &Program, f: FuncId, e: crate::cfa::EdgeId, pre: &[Pred], val: Valuation, post: &[Pred], cancel: &Cancel) -> Image {
     let EdgeKind::CallSummary(call) = &p.cfa(f).edge(e).kind else {
         return Image::GaveUp("internal error: not a call edge".into());
     };
@@ -352,12 +383,12 @@ pub fn return_image(
     p: &Program,
     f: FuncId,
     e: crate::cfa::EdgeId,
-    pre: &[LinPred],
+    pre: &[Pred],
     val: Valuation,
-    callee_preds: &[LinPred],
+    callee_preds: &[Pred],
     copies: &[(VarId, VarId)],
     exit_val: Valuation,
-    post: &[LinPred],
+    post: &[Pred],
     cancel: &Cancel,
 ) -> Image {
     let EdgeKind::CallSummary(call) = &p.cfa(f).edge(e).kind else {

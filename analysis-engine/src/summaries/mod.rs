@@ -24,9 +24,11 @@
 //!   rewritten relative to its procedure's entry. The counterexample DAG of a round is
 //!   refined first (§4.2–§4.3): with Spacer's solution of its Horn clauses (`smt::horn`), or with the
 //!   strongest, weakest or conciliated interpolants of §2 by quantifier elimination
-//!   (`smt::families`, `SummaryConfig::family`). Their BDD counterparts are in
-//!   [`interpolants`].
+//!   (`smt::families`, `SummaryConfig::family`), whose atoms or (`Form::Formulas`, the
+//!   paper's setting) whole formulas ([`formula`]) become predicates. Their BDD
+//!   counterparts are in [`interpolants`].
 
+pub mod formula;
 pub mod interpolants;
 pub mod precision;
 pub mod program;
@@ -44,7 +46,8 @@ use crate::smt::families::family_predicates;
 use crate::smt::horn::{dag_predicates, DagArc, DagFailure, DagNode};
 use crate::smt::interpolate::Strategy;
 use crate::smt::path::{check_path, PathResult, Violation};
-use crate::smt::summary::{call_image, initial_image, path_predicates, return_image, EdgeRule, Image, Valuation};
+use crate::smt::summary::{call_image, initial_image, path_predicates, return_image, constant_boolean, same_boolean, EdgeRule, Image, Valuation};
+use formula::{Form, Pred};
 use precision::{Added, Precision, Scope};
 
 /// Facts the tabulation may derive in one round.
@@ -72,11 +75,13 @@ pub struct SummaryConfig {
     pub family: Option<interpolants::Kind>,
     /// Where an interpolant's atoms are tracked: in the whole procedure or at their point.
     pub scope: Scope,
+    /// Whether a family interpolant of a DAG node adds its atoms or itself.
+    pub form: Form,
 }
 
 impl Default for SummaryConfig {
     fn default() -> Self {
-        SummaryConfig { max_refinements: 200, interpolation: Strategy::ALL.to_vec(), dag: true, family: None, scope: Scope::Function }
+        SummaryConfig { max_refinements: 200, interpolation: Strategy::ALL.to_vec(), dag: true, family: None, scope: Scope::Function, form: Form::Atoms }
     }
 }
 
@@ -161,7 +166,7 @@ struct Analysis<'a, 'p> {
 
 impl<'a, 'p> Analysis<'a, 'p> {
     /// The predicates at the source and at the target of edge `e` of `f`.
-    fn around(&self, f: FuncId, e: EdgeId) -> (Vec<LinPred>, Vec<LinPred>) {
+    fn around(&self, f: FuncId, e: EdgeId) -> (Vec<Pred>, Vec<Pred>) {
         let edge = self.p.cfa(f).edge(e);
         (self.prec.at(f, edge.src), self.prec.at(f, edge.dst))
     }
@@ -516,11 +521,24 @@ fn path_conditions(ops: &[(OpCtx, usize)]) -> Vec<(FuncId, LinPred)> {
 
 /// Adds a predicate at `node` of `f` (see [`Precision::add`]) unless it is trivial, known,
 /// or the list is full (then sets `full`); counts it in `added`.
-fn add_predicate(a: &mut Analysis, f: FuncId, node: Option<NodeId>, pred: LinPred, added: &mut usize, full: &mut bool) {
-    if trivial(a.p, &pred) {
+fn add_predicate(a: &mut Analysis, f: FuncId, node: Option<NodeId>, pred: Pred, added: &mut usize, full: &mut bool) {
+    if pred.atom().is_some_and(|atom| trivial(a.p, atom)) {
         return;
     }
-    let wrapped = wrapped_equality(a.p, &pred);
+    if pred.atom().is_none() {
+        if constant_boolean(a.p, &pred, a.cancel) {
+            return;
+        }
+        // Formulas with the same Boolean differ in shape; the paper's BDDs are canonical.
+        let known: Vec<Pred> = match node {
+            Some(n) => a.prec.at(f, n),
+            None => a.prec.all().into_iter().filter(|(g, _)| *g == f).map(|(_, q)| q).collect(),
+        };
+        if known.iter().any(|q| same_boolean(a.p, &pred, q, a.cancel)) {
+            return;
+        }
+    }
+    let wrapped = pred.atom().and_then(|atom| wrapped_equality(a.p, atom));
     match a.prec.add(f, node, pred) {
         Added::Known => return,
         Added::Full => {
@@ -530,7 +548,7 @@ fn add_predicate(a: &mut Analysis, f: FuncId, node: Option<NodeId>, pred: LinPre
         Added::New => *added += 1,
     }
     if let Some(w) = wrapped {
-        add_predicate(a, f, node, w, added, full);
+        add_predicate(a, f, node, w.into(), added, full);
     }
 }
 
@@ -649,7 +667,7 @@ pub fn run<'p>(w: &'p program::WithCopies, cfg: &SummaryConfig, cancel: &Cancel,
             let mut full = false;
             match &dag {
                 None => tracing::debug!("summaries: counterexample DAG of more than {} nodes; one path instead", dag_limit),
-                Some(dag) => match refine_dag(p, dag, &copies, cfg.family, cancel) {
+                Some(dag) => match refine_dag(p, dag, &copies, cfg.family, cfg.form, cancel) {
                     Ok(per_node) => {
                         for (node, atoms) in dag.iter().zip(per_node) {
                             for atom in atoms {
@@ -683,7 +701,7 @@ pub fn run<'p>(w: &'p program::WithCopies, cfg: &SummaryConfig, cancel: &Cancel,
                     for atom in atoms {
                         let scoped = atom.vars().all(|v: VarId| v.func().is_none() || v.func() == Some(f));
                         if scoped {
-                            add_predicate(&mut a, f, Some(ctxs[j].to.node), atom, &mut added, &mut full);
+                            add_predicate(&mut a, f, Some(ctxs[j].to.node), atom.into(), &mut added, &mut full);
                         }
                     }
                 }
@@ -692,7 +710,7 @@ pub fn run<'p>(w: &'p program::WithCopies, cfg: &SummaryConfig, cancel: &Cancel,
         }
         if added == 0 {
             for (f, pred) in path_conditions(&steps) {
-                add_predicate(&mut a, f, None, pred, &mut added, &mut full);
+                add_predicate(&mut a, f, None, pred.into(), &mut added, &mut full);
             }
         }
         if added == 0 {
@@ -721,22 +739,24 @@ pub fn run<'p>(w: &'p program::WithCopies, cfg: &SummaryConfig, cancel: &Cancel,
     result
 }
 
-/// Per node of a counterexample DAG, the atoms of its interpolant: of `family` if it is set
-/// and computable, else of Spacer's solution.
+/// Per node of a counterexample DAG, the predicates of its interpolant: of `family` if it is
+/// set and computable (its atoms or itself, by `form`), else the atoms of Spacer's solution.
 fn refine_dag(
     p: &Program,
     dag: &[DagNode],
     copies: &dyn Fn(FuncId) -> Vec<(VarId, VarId)>,
     family: Option<interpolants::Kind>,
+    form: Form,
     cancel: &Cancel,
-) -> Result<Vec<Vec<LinPred>>, DagFailure> {
+) -> Result<Vec<Vec<Pred>>, DagFailure> {
     if let Some(kind) = family {
-        match family_predicates(p, dag, copies, kind, cancel) {
+        match family_predicates(p, dag, copies, kind, form, cancel) {
             Ok(preds) => return Ok(preds),
             Err(why) => tracing::debug!("summaries: no {:?} interpolants for the DAG ({:?}); Spacer instead", kind, why),
         }
     }
-    dag_predicates(p, dag, copies, cancel)
+    let atoms = dag_predicates(p, dag, copies, cancel)?;
+    Ok(atoms.into_iter().map(|node| node.into_iter().map(Pred::from).collect()).collect())
 }
 
 /// True if the program has a recursive function reachable from its start.

@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 
 use crate::cfa::NodeId;
-use crate::cpa::predicate::pred::LinPred;
 use crate::ir::FuncId;
+use super::formula::Pred;
 
 /// Predicates one control point may have (valuations are 64-bit words; the abstract images
 /// enumerate valuations, so fewer keep them cheap).
@@ -34,8 +34,8 @@ pub enum Added {
 /// (the bits of a valuation).
 pub struct Precision {
     scope: Scope,
-    function: Vec<Vec<LinPred>>,
-    local: HashMap<(FuncId, NodeId), Vec<LinPred>>,
+    function: Vec<Vec<Pred>>,
+    local: HashMap<(FuncId, NodeId), Vec<Pred>>,
 }
 
 impl Precision {
@@ -45,7 +45,7 @@ impl Precision {
     }
 
     /// The predicates tracked at `node` of `f`.
-    pub fn at(&self, f: FuncId, node: NodeId) -> Vec<LinPred> {
+    pub fn at(&self, f: FuncId, node: NodeId) -> Vec<Pred> {
         let mut out = self.function[f.0 as usize].clone();
         if let Some(l) = self.local.get(&(f, node)) {
             out.extend(l.iter().cloned());
@@ -54,7 +54,7 @@ impl Precision {
     }
 
     /// Adds `pred` at `node` of `f` (at every point of `f` for `None` or `Scope::Function`).
-    pub fn add(&mut self, f: FuncId, node: Option<NodeId>, pred: LinPred) -> Added {
+    pub fn add(&mut self, f: FuncId, node: Option<NodeId>, pred: Pred) -> Added {
         let here = match (self.scope, node) {
             (Scope::Location, Some(n)) => Some(n),
             _ => None,
@@ -94,9 +94,9 @@ impl Precision {
     }
 
     /// Every predicate once, with the procedure it is tracked in, in a stable order.
-    pub fn all(&self) -> Vec<(FuncId, LinPred)> {
-        let mut out: Vec<(FuncId, LinPred)> = Vec::new();
-        let mut local: Vec<(&(FuncId, NodeId), &Vec<LinPred>)> = self.local.iter().collect();
+    pub fn all(&self) -> Vec<(FuncId, Pred)> {
+        let mut out: Vec<(FuncId, Pred)> = Vec::new();
+        let mut local: Vec<(&(FuncId, NodeId), &Vec<Pred>)> = self.local.iter().collect();
         local.sort_by_key(|(k, _)| **k);
         for f in (0..self.function.len() as u32).map(FuncId) {
             let own = self.function[f.0 as usize].iter().cloned();
@@ -114,11 +114,11 @@ impl Precision {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpa::predicate::pred::Rel;
+    use crate::cpa::predicate::pred::{LinPred, Rel};
     use crate::ir::VarId;
 
-    fn pred(k: i128) -> LinPred {
-        LinPred::new(vec![(VarId::global(0), 1)], -k, Rel::Le).expect("a predicate")
+    fn pred(k: i128) -> Pred {
+        LinPred::new(vec![(VarId::global(0), 1)], -k, Rel::Le).expect("a predicate").into()
     }
 
     #[test]
