@@ -22,11 +22,11 @@ use z3::SatResult;
 use crate::cfa::{EdgeKind, Program};
 use crate::core::{Cancel, Op};
 use crate::cpa::predicate::pred::LinPred;
-use crate::summaries::formula::Pred;
 use crate::cpa::OpKind;
 use crate::ir::{FuncId, LValue, VarId, VarKind};
 use crate::smt::encode::{Encoder, Obs, Term, Theory, VTerm};
 use crate::smt::solver;
+use crate::summaries::formula::Pred;
 
 /// Per-query limit.
 const QUERY_MS: u64 = 5_000;

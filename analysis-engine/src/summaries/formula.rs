@@ -52,25 +52,13 @@ impl Pred {
         }
     }
 
-    /// The variables the predicate mentions (with repetitions).
-    pub fn vars(&self) -> Vec<VarId> {
-        let mut out = Vec::new();
-        self.each_atom(&mut |a| out.extend(a.vars()));
-        out
-    }
-
-    fn each_atom(&self, f: &mut dyn FnMut(&LinPred)) {
-        match self {
-            Pred::Atom(p) => f(p),
-            Pred::Not(p) => p.each_atom(f),
-            Pred::And(ps) | Pred::Or(ps) => ps.iter().for_each(|p| p.each_atom(f)),
-        }
-    }
-
+    /// The number of atom occurrences.
     fn size(&self) -> usize {
-        let mut n = 0;
-        self.each_atom(&mut |_| n += 1);
-        n
+        match self {
+            Pred::Atom(_) => 1,
+            Pred::Not(p) => p.size(),
+            Pred::And(ps) | Pred::Or(ps) => ps.iter().map(Pred::size).sum(),
+        }
     }
 
     /// The predicate over the encoder's variables at versions `ssa`; `None` if an atom

@@ -46,7 +46,7 @@ use crate::smt::families::family_predicates;
 use crate::smt::horn::{dag_predicates, DagArc, DagFailure, DagNode};
 use crate::smt::interpolate::Strategy;
 use crate::smt::path::{check_path, PathResult, Violation};
-use crate::smt::summary::{call_image, initial_image, path_predicates, return_image, constant_boolean, same_boolean, EdgeRule, Image, Valuation};
+use crate::smt::summary::{call_image, constant_boolean, initial_image, path_predicates, return_image, same_boolean, EdgeRule, Image, Valuation};
 use formula::{Form, Pred};
 use precision::{Added, Precision, Scope};
 
@@ -669,9 +669,9 @@ pub fn run<'p>(w: &'p program::WithCopies, cfg: &SummaryConfig, cancel: &Cancel,
                 None => tracing::debug!("summaries: counterexample DAG of more than {} nodes; one path instead", dag_limit),
                 Some(dag) => match refine_dag(p, dag, &copies, cfg.family, cfg.form, cancel) {
                     Ok(per_node) => {
-                        for (node, atoms) in dag.iter().zip(per_node) {
-                            for atom in atoms {
-                                add_predicate(&mut a, node.func, Some(node.node), atom, &mut added, &mut full);
+                        for (node, preds) in dag.iter().zip(per_node) {
+                            for pred in preds {
+                                add_predicate(&mut a, node.func, Some(node.node), pred, &mut added, &mut full);
                             }
                         }
                     }
