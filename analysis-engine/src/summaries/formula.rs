@@ -52,15 +52,6 @@ impl Pred {
         }
     }
 
-    /// The number of atom occurrences.
-    fn size(&self) -> usize {
-        match self {
-            Pred::Atom(_) => 1,
-            Pred::Not(p) => p.size(),
-            Pred::And(ps) | Pred::Or(ps) => ps.iter().map(Pred::size).sum(),
-        }
-    }
-
     /// The predicate over the encoder's variables at versions `ssa`; `None` if an atom
     /// cannot be stated (arrays): the predicate is then left out, an over-approximation.
     pub(crate) fn encode(&self, enc: &mut Encoder, ssa: &HashMap<VarId, u32>) -> Option<Bool> {
@@ -88,11 +79,22 @@ impl Pred {
     /// negation (a predicate and its negation are the same abstract Boolean). `None` if it is
     /// a constant, has an atom that is not linear over `vars`, or more than [`MAX_ATOMS`].
     pub fn from_formula(f: &Bool, vars: &HashMap<String, (VarId, u32)>) -> Option<Pred> {
-        let mut p = read(&Dynamic::from_ast(f), vars)?.normal();
+        // Reading is bounded too: Z3 shares subformulas, a tree can be far larger.
+        let mut budget = 4 * MAX_ATOMS;
+        let mut p = read(&Dynamic::from_ast(f), vars, &mut budget)?.normal();
         if let Pred::Not(q) = p {
             p = *q;
         }
         (p.size() <= MAX_ATOMS).then_some(p)
+    }
+
+    /// The number of atom occurrences.
+    fn size(&self) -> usize {
+        match self {
+            Pred::Atom(_) => 1,
+            Pred::Not(p) => p.size(),
+            Pred::And(ps) | Pred::Or(ps) => ps.iter().map(Pred::size).sum(),
+        }
     }
 
     /// The predicate with nested conjunctions and disjunctions flattened, their operands
@@ -123,18 +125,16 @@ fn flatten(qs: Vec<Pred>, and: bool) -> Pred {
     }
     out.sort();
     out.dedup();
-    if out.len() == 1 {
-        return out.pop().expect("one operand");
-    }
-    if and {
-        Pred::And(out)
-    } else {
-        Pred::Or(out)
+    match (out.len(), and) {
+        (1, _) => out.swap_remove(0),
+        (_, true) => Pred::And(out),
+        (_, false) => Pred::Or(out),
     }
 }
 
-/// [`Pred::from_formula`] before the checks of the whole.
-fn read(f: &Dynamic, vars: &HashMap<String, (VarId, u32)>) -> Option<Pred> {
+/// [`Pred::from_formula`] before the checks of the whole; `None` once more than `budget`
+/// atoms were read.
+fn read(f: &Dynamic, vars: &HashMap<String, (VarId, u32)>, budget: &mut usize) -> Option<Pred> {
     if f.kind() != AstKind::App || f.as_bool().is_none() {
         return None;
     }
@@ -143,30 +143,42 @@ fn read(f: &Dynamic, vars: &HashMap<String, (VarId, u32)>) -> Option<Pred> {
         // `true`, `false`, a Boolean constant, or an empty operator: no predicate.
         return None;
     }
-    let sub = |i: usize| read(&ch[i], vars);
-    let all = || ch.iter().map(|c| read(c, vars)).collect::<Option<Vec<Pred>>>();
+    let kind = f.decl().kind();
+    let connective = match kind {
+        DeclKind::And | DeclKind::Or | DeclKind::Not | DeclKind::Implies | DeclKind::Ite | DeclKind::Iff => true,
+        DeclKind::Eq => ch[0].as_bool().is_some(),
+        _ => false,
+    };
+    if !connective {
+        *budget = budget.checked_sub(1)?;
+        let (p, negated) = leaf(f, vars, &|_| None)?;
+        return Some(if negated { Pred::Not(Box::new(Pred::Atom(p))) } else { Pred::Atom(p) });
+    }
+    let mut parts = Vec::with_capacity(ch.len());
+    for c in &ch {
+        parts.push(read(c, vars, budget)?);
+    }
     let not = |p: Pred| Pred::Not(Box::new(p));
-    Some(match f.decl().kind() {
-        DeclKind::And => Pred::And(all()?),
-        DeclKind::Or => Pred::Or(all()?),
-        DeclKind::Not => not(sub(0)?),
-        DeclKind::Implies => Pred::Or(vec![not(sub(0)?), sub(1)?]),
-        DeclKind::Ite if ch.len() == 3 => {
-            let c = sub(0)?;
-            Pred::Or(vec![Pred::And(vec![c.clone(), sub(1)?]), Pred::And(vec![not(c), sub(2)?])])
+    let both = |a: Pred, b: Pred| Pred::And(vec![a, b]);
+    let n = parts.len();
+    let mut it = parts.into_iter();
+    Some(match (kind, n) {
+        (DeclKind::And, _) => Pred::And(it.collect()),
+        (DeclKind::Or, _) => Pred::Or(it.collect()),
+        (DeclKind::Not, 1) => not(it.next()?),
+        (DeclKind::Implies, 2) => {
+            let (a, b) = (it.next()?, it.next()?);
+            Pred::Or(vec![not(a), b])
         }
-        DeclKind::Iff | DeclKind::Eq if ch.len() == 2 && ch[0].as_bool().is_some() => {
-            let (a, b) = (sub(0)?, sub(1)?);
-            Pred::Or(vec![Pred::And(vec![a.clone(), b.clone()]), Pred::And(vec![not(a), not(b)])])
+        (DeclKind::Iff | DeclKind::Eq, 2) => {
+            let (a, b) = (it.next()?, it.next()?);
+            Pred::Or(vec![both(a.clone(), b.clone()), both(not(a), not(b))])
         }
-        _ => {
-            let (p, negated) = leaf(f, vars, &|_| None)?;
-            if negated {
-                not(Pred::Atom(p))
-            } else {
-                Pred::Atom(p)
-            }
+        (DeclKind::Ite, 3) => {
+            let (c, a, b) = (it.next()?, it.next()?, it.next()?);
+            Pred::Or(vec![both(c.clone(), a), both(not(c), b)])
         }
+        _ => return None,
     })
 }
 
@@ -218,9 +230,16 @@ mod tests {
         let f = Bool::or(&[&Bool::and(&[&xy, &z0]), &Bool::and(&[&z0, &xy])]);
         assert_eq!(Pred::from_formula(&f, &vars), Some(Pred::And(vec![eq(0, 1), z_atom.clone()])));
         let g = Bool::and(&[&x.eq(&y).not(), &z0.not()]).not();
-        assert_eq!(Pred::from_formula(&g, &vars), Some(Pred::And(vec![Pred::Not(Box::new(eq(0, 1))), Pred::Not(Box::new(z_atom))])));
-        // Constants and symbols outside the vocabulary make no predicate.
+        assert_eq!(Pred::from_formula(&g, &vars), Some(Pred::And(vec![Pred::Not(Box::new(eq(0, 1))), Pred::Not(Box::new(z_atom.clone()))])));
+        // `ite(c, a, b)` is `(c && a) || (!c && b)`.
+        let h = xy.ite(&z0, &z0.not());
+        let want = Pred::Or(vec![Pred::And(vec![eq(0, 1), z_atom.clone()]), Pred::And(vec![Pred::Not(Box::new(eq(0, 1))), Pred::Not(Box::new(z_atom))])]);
+        assert_eq!(Pred::from_formula(&h, &vars), Some(want));
+        // Constants, symbols outside the vocabulary and too many atoms make no predicate.
         assert_eq!(Pred::from_formula(&Bool::from_bool(true), &vars), None);
         assert_eq!(Pred::from_formula(&x.eq(&Int::new_const("w")), &vars), None);
+        let many: Vec<Bool> = (0..=MAX_ATOMS as i64).map(|k| x.eq(&Int::from_i64(k))).collect();
+        assert_eq!(Pred::from_formula(&Bool::or(&many.iter().collect::<Vec<_>>()), &vars), None);
+        assert!(Pred::from_formula(&Bool::or(&many[1..].iter().collect::<Vec<_>>()), &vars).is_some());
     }
 }
