@@ -212,6 +212,9 @@ impl AnalysisArgs {
             "formulas" => Form::Formulas,
             other => return Err(format!("unknown summary predicates `{}` (use atoms or formulas)", other)),
         };
+        if cfg.summary_form == Form::Formulas && cfg.dag_interpolants.is_none() {
+            return Err("`--summary-predicates formulas` needs `--dag-interpolants conciliated|weakest|strongest` (Spacer's solutions add atoms)".into());
+        }
         cfg.entry = self.function.clone();
         if cfg.interpolation.is_empty() {
             return Err("at least one interpolation strategy is needed".into());

@@ -116,6 +116,10 @@ fn missing_file_and_bad_arguments_are_errors() {
     assert!(o.stderr.contains("unknown analysis"), "{}", o.stderr);
     let o = cpals(&["check", "--timeout", "-4", &fixture("constructs/loops.c")], Duration::from_secs(10));
     assert_eq!(o.code, Some(3));
+    // Whole-formula predicates come from the interpolant families only.
+    let o = cpals(&["check", "--analysis", "summaries", "--summary-predicates", "formulas", &fixture("constructs/loops.c")], Duration::from_secs(10));
+    assert_eq!(o.code, Some(3));
+    assert!(o.stderr.contains("needs `--dag-interpolants"), "{}", o.stderr);
 }
 
 /// Garbage must end with an error (exit 3) or unknown (exit 2): never a signal, never a hang.

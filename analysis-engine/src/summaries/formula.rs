@@ -192,7 +192,15 @@ impl fmt::Display for Shown<'_> {
         let sub = |q| Shown { pred: q, p: self.p };
         match self.pred {
             Pred::Atom(a) => write!(f, "{}", a.display(self.p)),
-            Pred::Not(q) => write!(f, "!({})", sub(q)),
+            Pred::Not(q) => match &**q {
+                // `x != y`, `x > y` rather than `!(x == y)`, `!(x <= y)`.
+                Pred::Atom(a) => {
+                    let shown = a.display(self.p).to_string();
+                    let negated = shown.replacen(" == ", " != ", 1).replacen(" <= ", " > ", 1);
+                    f.write_str(&negated)
+                }
+                _ => write!(f, "!({})", sub(q)),
+            },
             Pred::And(qs) | Pred::Or(qs) => {
                 let op = if matches!(self.pred, Pred::And(_)) { " && " } else { " || " };
                 for (i, q) in qs.iter().enumerate() {
