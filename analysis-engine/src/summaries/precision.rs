@@ -1,6 +1,6 @@
 //! The predicates the summary analysis tracks, per procedure or per control point (seed 002
 //! A.1.8: the abstract program has one predicate set per control point, refined with the
-//! atoms of the interpolant at that point).
+//! interpolant at that point, or here with its atoms; see [`super::formula`]).
 
 use std::collections::HashMap;
 
