@@ -123,25 +123,22 @@ fn enumerate(enc: &mut Encoder, extra: &[Bool], preds: &[Pred], cancel: &Cancel)
     }
 }
 
-/// Whether predicates `a` and `b` are one abstract Boolean over C's values: equivalent, or
-/// each the other's negation (a BDD package sees this at once; formulas need a query).
-/// Unknown counts as different.
-pub fn same_boolean(p: &Program, a: &Pred, b: &Pred, cancel: &Cancel) -> bool {
-    let mut enc = Encoder::new(p, theory(), false);
-    let ssa = enc.cur.clone();
-    let (Some(x), Some(y)) = (a.encode(&mut enc, &ssa), b.encode(&mut enc, &ssa)) else { return false };
-    let differ = x.eq(&y).not();
-    // `a != b` unsatisfiable: equivalent; `a == b` unsatisfiable: complements.
-    unsat(&enc, &differ, cancel) || unsat(&enc, &differ.not(), cancel)
-}
-
-/// Whether predicate `a` has one truth value on every state (over C's values): a constant
-/// Boolean, which only doubles the valuations. Unknown counts as not constant.
-pub fn constant_boolean(p: &Program, a: &Pred, cancel: &Cancel) -> bool {
+/// Whether predicate `a` adds no abstract Boolean over C's values: it is constant, or it is
+/// one Boolean with a predicate of `known` (equivalent, or each the other's negation). A BDD
+/// package sees this at once; formulas need queries. Unknown counts as new.
+pub fn redundant_boolean(p: &Program, a: &Pred, known: &[Pred], cancel: &Cancel) -> bool {
     let mut enc = Encoder::new(p, theory(), false);
     let ssa = enc.cur.clone();
     let Some(x) = a.encode(&mut enc, &ssa) else { return false };
-    unsat(&enc, &x, cancel) || unsat(&enc, &x.not(), cancel)
+    if unsat(&enc, &x, cancel) || unsat(&enc, &x.not(), cancel) {
+        return true;
+    }
+    known.iter().any(|b| {
+        let Some(y) = b.encode(&mut enc, &ssa) else { return false };
+        let differ = x.eq(&y).not();
+        // `a != b` unsatisfiable: equivalent; `a == b` unsatisfiable: complements.
+        unsat(&enc, &differ, cancel) || unsat(&enc, &differ.not(), cancel)
+    })
 }
 
 /// Whether `g` is unsatisfiable under the encoder's constraints (unknown: `false`).

@@ -194,11 +194,7 @@ impl fmt::Display for Shown<'_> {
             Pred::Atom(a) => write!(f, "{}", a.display(self.p)),
             Pred::Not(q) => match &**q {
                 // `x != y`, `x > y` rather than `!(x == y)`, `!(x <= y)`.
-                Pred::Atom(a) => {
-                    let shown = a.display(self.p).to_string();
-                    let negated = shown.replacen(" == ", " != ", 1).replacen(" <= ", " > ", 1);
-                    f.write_str(&negated)
-                }
+                Pred::Atom(a) => write!(f, "{}", a.display_negated(self.p)),
                 _ => write!(f, "!({})", sub(q)),
             },
             Pred::And(qs) | Pred::Or(qs) => {

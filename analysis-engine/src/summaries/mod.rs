@@ -46,7 +46,7 @@ use crate::smt::families::family_predicates;
 use crate::smt::horn::{dag_predicates, DagArc, DagFailure, DagNode};
 use crate::smt::interpolate::Strategy;
 use crate::smt::path::{check_path, PathResult, Violation};
-use crate::smt::summary::{call_image, constant_boolean, initial_image, path_predicates, return_image, same_boolean, EdgeRule, Image, Valuation};
+use crate::smt::summary::{call_image, initial_image, path_predicates, redundant_boolean, return_image, EdgeRule, Image, Valuation};
 use formula::{Form, Pred};
 use precision::{Added, Precision, Scope};
 
@@ -526,15 +526,12 @@ fn add_predicate(a: &mut Analysis, f: FuncId, node: Option<NodeId>, pred: Pred, 
         return;
     }
     if pred.atom().is_none() {
-        if constant_boolean(a.p, &pred, a.cancel) {
-            return;
-        }
         // Formulas with the same Boolean differ in shape; the paper's BDDs are canonical.
         let known: Vec<Pred> = match node {
             Some(n) => a.prec.at(f, n),
             None => a.prec.all().into_iter().filter(|(g, _)| *g == f).map(|(_, q)| q).collect(),
         };
-        if known.iter().any(|q| same_boolean(a.p, &pred, q, a.cancel)) {
+        if redundant_boolean(a.p, &pred, &known, a.cancel) {
             return;
         }
     }

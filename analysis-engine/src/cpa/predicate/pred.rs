@@ -109,7 +109,12 @@ impl LinPred {
 
     /// The predicate as a C-like condition with the program's variable names.
     pub fn display<'a>(&'a self, p: &'a Program) -> impl fmt::Display + 'a {
-        Shown { pred: self, p }
+        Shown { pred: self, p, negated: false }
+    }
+
+    /// The predicate's negation, shown as one condition (`x != y`, `x > y`).
+    pub fn display_negated<'a>(&'a self, p: &'a Program) -> impl fmt::Display + 'a {
+        Shown { pred: self, p, negated: true }
     }
 }
 
@@ -193,6 +198,7 @@ fn congruence(a: &crate::ir::Expr, b: &crate::ir::Expr) -> Option<LinPred> {
 struct Shown<'a> {
     pred: &'a LinPred,
     p: &'a Program,
+    negated: bool,
 }
 
 fn side(p: &Program, terms: &[(VarId, i128)], k: i128) -> String {
@@ -231,7 +237,7 @@ impl fmt::Display for Shown<'_> {
                 let balanced = |c: i128| if c > m / 2 { c - m } else { c };
                 let terms: Vec<(VarId, i128)> = t.iter().map(|&(v, c)| (v, balanced(c))).collect();
                 let lhs = side(self.p, &terms, balanced(self.pred.constant));
-                write!(f, "({}) % {} == 0", lhs, m)
+                write!(f, "({}) % {} {} 0", lhs, m, if self.negated { "!=" } else { "==" })
             }
             rel => {
                 // Positive terms on the left, the rest on the right: `x + y <= n + 3`.
@@ -243,9 +249,11 @@ impl fmt::Display for Shown<'_> {
                 } else {
                     (side(self.p, &pos, 0), side(self.p, &neg, -self.pred.constant))
                 };
-                let op = match rel {
-                    Rel::Le => "<=",
-                    _ => "==",
+                let op = match (rel, self.negated) {
+                    (Rel::Le, false) => "<=",
+                    (Rel::Le, true) => ">",
+                    (_, false) => "==",
+                    (_, true) => "!=",
                 };
                 write!(f, "{} {} {}", lhs, op, rhs)
             }
