@@ -367,7 +367,11 @@ enum NodePlan {
     End,
     Single(EdgeId),
     /// `[c]` to `t`, `[!c]` to `f`; `reads` are the condition's variables (for traces).
-    Branch { t: EdgeId, f: EdgeId, reads: Vec<VarId> },
+    Branch {
+        t: EdgeId,
+        f: EdgeId,
+        reads: Vec<VarId>,
+    },
     General,
 }
 
@@ -432,9 +436,7 @@ impl Plan {
         let ok = path.iter().all(|&e| match &cfa.edge(e).kind {
             EdgeKind::Blank => true,
             EdgeKind::Assume { cond, .. } => affine_cond(cond),
-            EdgeKind::Statement(Stmt::Assign(LValue::Var(_), e)) | EdgeKind::Declaration(Stmt::Assign(LValue::Var(_), e)) => {
-                affine_expr(e)
-            }
+            EdgeKind::Statement(Stmt::Assign(LValue::Var(_), e)) | EdgeKind::Declaration(Stmt::Assign(LValue::Var(_), e)) => affine_expr(e),
             _ => false,
         });
         self.affine.borrow_mut().insert(key, ok);
@@ -517,7 +519,13 @@ fn math_cond(e: &Expr, locals: &[Option<i128>], globals: &[Option<i128>]) -> Opt
 
 /// Runs an iteration path on exact integers from `locals`/`globals`: the (dis)equality
 /// differences in order, or `None` if it leaves the path or wraps around.
-fn math_path(p: &Program, func: FuncId, path: &[EdgeId], mut locals: Vec<Option<i128>>, mut globals: Vec<Option<i128>>) -> Option<Vec<i128>> {
+fn math_path(
+    p: &Program,
+    func: FuncId,
+    path: &[EdgeId],
+    mut locals: Vec<Option<i128>>,
+    mut globals: Vec<Option<i128>>,
+) -> Option<Vec<i128>> {
     let cfa = p.cfa(func);
     let mut diffs = Vec::new();
     for &e in path {
@@ -673,7 +681,15 @@ pub fn run(p: &Program, plan: &Plan, inputs: &mut dyn InputStrategy, limits: &Ru
             track: None,
         }],
     };
-    let mut out = Run { end: RunEnd::Exit, inputs: Vec::new(), ops: Some(Vec::new()), head: Vec::new(), tail: VecDeque::new(), steps: 0, accelerated: 0 };
+    let mut out = Run {
+        end: RunEnd::Exit,
+        inputs: Vec::new(),
+        ops: Some(Vec::new()),
+        head: Vec::new(),
+        tail: VecDeque::new(),
+        steps: 0,
+        accelerated: 0,
+    };
     let mut rec = Recorder { ring: Vec::with_capacity(limits.trace_steps), next: 0, limits };
     let mut values: Vec<(VarId, Option<i64>, i128)> = Vec::new();
     let end = loop {
@@ -695,7 +711,10 @@ pub fn run(p: &Program, plan: &Plan, inputs: &mut dyn InputStrategy, limits: &Ru
                 let first = cfa.node(node).out.first().copied().unwrap_or(EdgeId(0));
                 let depth = m.frames.len() - 1;
                 out.accelerated += k;
-                rec.push(&mut out, ConcreteStep { op: Op::Edge(func, first), depth, recursive: false, values: changed, input: None, accelerated: Some(k) });
+                rec.push(
+                    &mut out,
+                    ConcreteStep { op: Op::Edge(func, first), depth, recursive: false, values: changed, input: None, accelerated: Some(k) },
+                );
             }
         }
         let eid = match &plan.nodes[func.0 as usize][node.0 as usize] {

@@ -110,12 +110,51 @@ pub fn harness_source_with(inputs: &[(String, IntTy, i128)], also: &[(String, In
 /// harm, so such programs are never executed.
 pub fn safe_to_run(externals: &[String]) -> Result<(), String> {
     const SAFE: &[&str] = &[
-        "abort", "exit", "_exit", "_Exit", "__assert_fail", "__assert_perror_fail", "__assert", "__assert_rtn",
-        "reach_error", "__VERIFIER_error", "__VERIFIER_assume", "__VERIFIER_abort", "__VERIFIER_atomic_begin",
-        "__VERIFIER_atomic_end", "assume_abort_if_not", "printf", "puts", "putchar", "fprintf", "fputs", "malloc",
-        "calloc", "realloc", "free", "memset", "memcpy", "memmove", "memcmp", "strlen", "strcmp", "strncmp",
-        "strcpy", "strncpy", "strchr", "abs", "labs", "llabs", "__builtin_expect", "__builtin_unreachable",
-        "__builtin_trap", "isdigit", "isalpha", "isspace", "atoi", "atol",
+        "abort",
+        "exit",
+        "_exit",
+        "_Exit",
+        "__assert_fail",
+        "__assert_perror_fail",
+        "__assert",
+        "__assert_rtn",
+        "reach_error",
+        "__VERIFIER_error",
+        "__VERIFIER_assume",
+        "__VERIFIER_abort",
+        "__VERIFIER_atomic_begin",
+        "__VERIFIER_atomic_end",
+        "assume_abort_if_not",
+        "printf",
+        "puts",
+        "putchar",
+        "fprintf",
+        "fputs",
+        "malloc",
+        "calloc",
+        "realloc",
+        "free",
+        "memset",
+        "memcpy",
+        "memmove",
+        "memcmp",
+        "strlen",
+        "strcmp",
+        "strncmp",
+        "strcpy",
+        "strncpy",
+        "strchr",
+        "abs",
+        "labs",
+        "llabs",
+        "__builtin_expect",
+        "__builtin_unreachable",
+        "__builtin_trap",
+        "isdigit",
+        "isalpha",
+        "isspace",
+        "atoi",
+        "atol",
     ];
     match externals.iter().find(|e| !e.starts_with("__VERIFIER_nondet_") && !SAFE.contains(&e.as_str())) {
         Some(e) => Err(format!("the program calls `{}`, which cpals does not run natively", e)),
@@ -207,7 +246,8 @@ pub fn replay_files(program: &Path, harness: &Path, model: DataModel, timeout: D
 fn defines(text: &str, name: &str) -> bool {
     text.lines().any(|l| {
         let Some(k) = l.find(&format!(" {}(", name)) else { return false };
-        let head_ok = !l.starts_with(char::is_whitespace) && l[..k].split_whitespace().all(|w| w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '*'));
+        let head_ok = !l.starts_with(char::is_whitespace)
+            && l[..k].split_whitespace().all(|w| w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '*'));
         let rest = &l[k + name.len() + 2..];
         head_ok && rest.split_once(')').is_some_and(|(params, after)| !params.contains('(') && after.trim_start().starts_with('{'))
     })
@@ -341,7 +381,10 @@ fn compile_and_run(dir: &Path, prog: &Path, harness: &Path, include_dir: &Path, 
         }
     };
     let stderr = reader.join().unwrap_or_default();
-    let line = stderr.lines().find(|l| l.starts_with("cpals-harness: reached")).map(|l| l.trim_start_matches("cpals-harness: reached ").to_string());
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("cpals-harness: reached"))
+        .map(|l| l.trim_start_matches("cpals-harness: reached ").to_string());
     match (status.code(), line) {
         (Some(REACHED_STATUS), Some(l)) => NativeResult::Reached(l),
         (Some(EXHAUSTED_STATUS), _) => NativeResult::NotReached("the program asked for more inputs than the counterexample has".into()),
@@ -355,7 +398,12 @@ fn compile_and_run(dir: &Path, prog: &Path, harness: &Path, include_dir: &Path, 
 fn tempdir() -> std::io::Result<PathBuf> {
     let base = std::env::temp_dir();
     for i in 0..1000u32 {
-        let d = base.join(format!("cpals-replay-{}-{}-{}", std::process::id(), i, std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0)));
+        let d = base.join(format!(
+            "cpals-replay-{}-{}-{}",
+            std::process::id(),
+            i,
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0)
+        ));
         if std::fs::create_dir(&d).is_ok() {
             return Ok(d);
         }

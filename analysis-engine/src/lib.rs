@@ -7,10 +7,10 @@
 pub mod cfa;
 pub mod concrete;
 pub mod core;
+pub mod cpa;
 pub mod frontend;
 pub mod harness;
 pub mod invariants;
-pub mod cpa;
 pub mod ir;
 pub mod properties;
 pub mod report;
@@ -64,19 +64,16 @@ const FRONTEND_STACK: usize = 256 << 20;
 /// Preprocesses, parses and builds the automata of a buffer.
 pub fn load(input: &SourceInput, model: DataModel) -> Result<Program, LoadError> {
     let input = input.clone();
-    let worker = std::thread::Builder::new()
-        .name("cpals-frontend".into())
-        .stack_size(FRONTEND_STACK)
-        .spawn(move || {
-            let parsed = frontend::parse(&input).map_err(LoadError::Frontend)?;
-            let mut program = cfa::build::build_program(&parsed, model).map_err(LoadError::Build)?;
-            program.source = std::sync::Arc::from(input.text.as_str());
-            Ok(program)
-        });
+    let worker = std::thread::Builder::new().name("cpals-frontend".into()).stack_size(FRONTEND_STACK).spawn(move || {
+        let parsed = frontend::parse(&input).map_err(LoadError::Frontend)?;
+        let mut program = cfa::build::build_program(&parsed, model).map_err(LoadError::Build)?;
+        program.source = std::sync::Arc::from(input.text.as_str());
+        Ok(program)
+    });
     match worker {
-        Ok(h) => h.join().unwrap_or_else(|_| {
-            Err(LoadError::Frontend(FrontendError::Io { message: "internal error in the front end".into() }))
-        }),
+        Ok(h) => {
+            h.join().unwrap_or_else(|_| Err(LoadError::Frontend(FrontendError::Io { message: "internal error in the front end".into() })))
+        }
         Err(e) => Err(LoadError::Frontend(FrontendError::Io { message: format!("cannot start the front end: {}", e) })),
     }
 }

@@ -244,7 +244,8 @@ pub fn run<'p>(p: &'p Program, cfg: &TraConfig, cancel: &Cancel, decided: &[Prop
             result.open_reason = Some(format!("more than {} refinements", cfg.max_refinements));
             break;
         }
-        let steps: Vec<(OpCtx<'p>, usize)> = path.iter().map(|&(op, l)| (crate::cpa::op_ctx(p, op, false), graph.locs[l].stack.len())).collect();
+        let steps: Vec<(OpCtx<'p>, usize)> =
+            path.iter().map(|&(op, l)| (crate::cpa::op_ctx(p, op, false), graph.locs[l].stack.len())).collect();
         let ctxs: Vec<OpCtx<'p>> = steps.iter().map(|(o, _)| *o).collect();
         let current: Vec<&[Clause]> = path.iter().map(|(op, _)| approx.get(op).map_or(&[][..], |v| v.as_slice())).collect();
         match transition_interpolants(p, &preds, &ctxs, &current, &mut result.smt_queries, cancel) {
@@ -277,7 +278,11 @@ pub fn run<'p>(p: &'p Program, cfg: &TraConfig, cancel: &Cancel, decided: &[Prop
                     PathResult::Infeasible => match discover(p, &ctxs, &mut preds, &cfg.interpolation, MAX_PREDICATES, cancel) {
                         Ok(n) if n > 0 => {
                             result.predicate_refinements += 1;
-                            tracing::debug!("tra: {} predicates: {}", preds.len(), (0..preds.len()).map(|i| preds.text(i)).collect::<Vec<_>>().join(", "));
+                            tracing::debug!(
+                                "tra: {} predicates: {}",
+                                preds.len(),
+                                (0..preds.len()).map(|i| preds.text(i)).collect::<Vec<_>>().join(", ")
+                            );
                         }
                         Ok(_) if preds.len() >= MAX_PREDICATES => {
                             result.unknown.insert(key, format!("more than {MAX_PREDICATES} predicates"));
@@ -322,7 +327,8 @@ fn reach(
     cancel: &Cancel,
 ) -> Result<Option<(Vec<(Op, usize)>, PropertyKey)>, String> {
     let mut relations: HashMap<Op, Bdd> = HashMap::new();
-    let mut relation = |op: Op| -> Bdd { relations.entry(op).or_insert_with(|| space.clauses(approx.get(&op).map_or(&[][..], |v| v.as_slice()))).clone() };
+    let mut relation =
+        |op: Op| -> Bdd { relations.entry(op).or_insert_with(|| space.clauses(approx.get(&op).map_or(&[][..], |v| v.as_slice()))).clone() };
     let mut reached: Vec<Bdd> = vec![space.vars.mk_false(); g.locs.len()];
     reached[0] = space.vars.mk_true();
     // Layer t: the states first reached after t operations, by location.
@@ -357,7 +363,14 @@ fn reach(
 
 /// A path from the start to `(l, states)` of the last layer, state by state backwards: each
 /// state of layer `t` has a predecessor in layer `t-1`.
-fn backtrack(g: &Graph, space: &Space, layers: &[BTreeMap<usize, Bdd>], l: usize, states: &Bdd, relation: &mut dyn FnMut(Op) -> Bdd) -> Vec<(Op, usize)> {
+fn backtrack(
+    g: &Graph,
+    space: &Space,
+    layers: &[BTreeMap<usize, Bdd>],
+    l: usize,
+    states: &Bdd,
+    relation: &mut dyn FnMut(Op) -> Bdd,
+) -> Vec<(Op, usize)> {
     let mut path = Vec::new();
     let (mut loc, mut state) = (l, space.pick(states, false).expect("a non-empty layer"));
     for t in (1..layers.len()).rev() {
@@ -388,7 +401,10 @@ fn describe(p: &Program, preds: &Predicates, approx: &HashMap<Op, Vec<Clause>>) 
                 Op::Edge(f, e) | Op::Call(f, e) | Op::Return(f, e) => (f, e),
             };
             let line = p.func(f).abs(p.cfa(f).edge(e).span).line;
-            let body: Vec<String> = cs.iter().map(|c| if c.is_empty() { "false".to_string() } else { c.iter().map(lit).collect::<Vec<_>>().join(" || ") }).collect();
+            let body: Vec<String> = cs
+                .iter()
+                .map(|c| if c.is_empty() { "false".to_string() } else { c.iter().map(lit).collect::<Vec<_>>().join(" || ") })
+                .collect();
             (*op, format!("line {}: {}", line, body.join(" && ")))
         })
         .collect();

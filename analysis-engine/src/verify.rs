@@ -9,17 +9,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::cfa::{EdgeKind, Program, SrcRange};
+use crate::concrete::{self, Boundary, InputStrategy, RunEnd, RunLimits, Zeros};
 use crate::core::algorithm::{Exploration, Limits, Outcome};
 use crate::core::arg::ArgId;
 use crate::core::waitlist::{Order, Waitlist};
 use crate::core::{Cancel, Interrupt, Op};
-use crate::concrete::{self, Boundary, InputStrategy, RunEnd, RunLimits, Zeros};
 use crate::cpa::combined::{CPrecision, CombinedCpa, PredicateConfig};
 use crate::cpa::composite::CompositeCpa;
+use crate::cpa::location::Loc;
 use crate::cpa::predicate::precision::PredPrecision;
 use crate::cpa::predicate::state::Block;
-use crate::smt::interpolate::sequence_interpolants;
-use crate::cpa::location::Loc;
 use crate::cpa::value::interpolation::{interpolate_path, replay};
 use crate::cpa::value::precision::ValuePrecision;
 use crate::cpa::value::state::ValueState;
@@ -27,6 +26,7 @@ use crate::cpa::{OpCtx, OpKind};
 use crate::ir::{InputSource, Stmt};
 use crate::properties::{properties, Property, PropertyKey};
 use crate::report::{InvariantReport, PropertyReport, Report, Stats, StepKind, TraceStep, Verdict};
+use crate::smt::interpolate::sequence_interpolants;
 use crate::smt::path::{check_blocks, check_path, BlocksResult, PathResult, StepValues};
 
 /// Which analysis `verify` runs.
@@ -239,12 +239,18 @@ pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Repo
             let phase = if alone {
                 cancel.clone()
             } else {
-                let budget = cancel.remaining_ms().map_or(Duration::from_secs(20), |ms| Duration::from_millis((ms as f64 * config.summaries_first) as u64));
+                let budget = cancel
+                    .remaining_ms()
+                    .map_or(Duration::from_secs(20), |ms| Duration::from_millis((ms as f64 * config.summaries_first) as u64));
                 cancel.child(Some(budget))
             };
             let r = run_summaries(program, config, &phase, &props, &mut stats, found.clone());
             let violated = |k: &PropertyKey| matches!(r.decisions.get(k), Some(Decision::Violated(..)));
-            if alone || cancel.check().is_err() || props.iter().all(|p| violated(&p.key)) || (r.open_reason.is_none() && r.decisions.values().all(|d| matches!(d, Decision::Violated(..)))) {
+            if alone
+                || cancel.check().is_err()
+                || props.iter().all(|p| violated(&p.key))
+                || (r.open_reason.is_none() && r.decisions.values().all(|d| matches!(d, Decision::Violated(..))))
+            {
                 return r;
             }
             tracing::debug!("the summary analysis ends open ({:?}); the combination continues", r.open_reason);
@@ -262,7 +268,8 @@ pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Repo
         // templates.
         let mut value_slices: Vec<Duration> = Vec::new();
         if combined && config.value_first > 0.0 {
-            let share = cancel.remaining_ms().map_or(Duration::from_secs(10), |ms| Duration::from_millis((ms as f64 * config.value_first) as u64));
+            let share =
+                cancel.remaining_ms().map_or(Duration::from_secs(10), |ms| Duration::from_millis((ms as f64 * config.value_first) as u64));
             if with_templates && share > VALUE_SLICE {
                 value_slices = vec![VALUE_SLICE, share - VALUE_SLICE];
             } else {
@@ -405,8 +412,8 @@ fn run_template_phase(
         }
     };
     // Every property must be decided here: one without a decision would count as proved.
-    let done = !props.is_empty()
-        && props.iter().all(|p| t.proved.contains(&p.key) || matches!(found.get(&p.key), Some(Decision::Violated(..))));
+    let done =
+        !props.is_empty() && props.iter().all(|p| t.proved.contains(&p.key) || matches!(found.get(&p.key), Some(Decision::Violated(..))));
     *slot = Some(t);
     done.then(|| RunResult {
         decisions: found.iter().filter(|(_, d)| matches!(d, Decision::Violated(..))).map(|(k, d)| (*k, d.clone())).collect(),
@@ -464,7 +471,14 @@ fn run_summaries(
     // of one unrolling (`__retval == 0`), which diverges on recursion.
     let mut order = vec![crate::smt::interpolate::Strategy::Farkas];
     order.extend(cfg.interpolation.iter().copied().filter(|s| *s != crate::smt::interpolate::Strategy::Farkas));
-    let scfg = crate::summaries::SummaryConfig { max_refinements: cfg.max_refinements.min(500), interpolation: order, dag: cfg.dag_refinement, family: cfg.dag_interpolants, scope: cfg.summary_scope, form: cfg.summary_form };
+    let scfg = crate::summaries::SummaryConfig {
+        max_refinements: cfg.max_refinements.min(500),
+        interpolation: order,
+        dag: cfg.dag_refinement,
+        family: cfg.dag_interpolants,
+        scope: cfg.summary_scope,
+        form: cfg.summary_form,
+    };
     let r = crate::summaries::run(&w, &scfg, cancel, &decided);
     stats.refinements += r.refinements;
     stats.smt_queries += r.smt_queries;
@@ -494,11 +508,25 @@ fn path_analysis_result(
     } else {
         BTreeSet::new()
     };
-    RunResult { decisions, open_reason, unreachable: Vec::new(), invariants: Vec::new(), precision: Arc::new(PrecisionHint::default()), proved }
+    RunResult {
+        decisions,
+        open_reason,
+        unreachable: Vec::new(),
+        invariants: Vec::new(),
+        precision: Arc::new(PrecisionHint::default()),
+        proved,
+    }
 }
 
 /// The transition-relation-approximation analysis (seed 003) alone.
-fn run_tra(p: &Program, cfg: &VerifyConfig, cancel: &Cancel, props: &[Property], stats: &mut Stats, decisions: BTreeMap<PropertyKey, Decision>) -> RunResult {
+fn run_tra(
+    p: &Program,
+    cfg: &VerifyConfig,
+    cancel: &Cancel,
+    props: &[Property],
+    stats: &mut Stats,
+    decisions: BTreeMap<PropertyKey, Decision>,
+) -> RunResult {
     let decided: Vec<PropertyKey> = decisions.keys().copied().collect();
     let tcfg = crate::tra::TraConfig { max_refinements: cfg.max_refinements.min(2_000), interpolation: cfg.interpolation.clone() };
     let r = crate::tra::run(p, &tcfg, cancel, &decided);
@@ -646,7 +674,14 @@ fn concrete_phase(p: &Program, cfg: &VerifyConfig, cancel: &Cancel, props: &[Pro
         None => cfg.concrete_time,
     };
     let phase = cancel.child(Some(budget));
-    let limits = RunLimits { max_steps: cfg.concrete_steps, max_inputs: MAX_RUN_INPUTS, keep_ops: 50_000, trace_steps: 40, max_frames: 10_000, accelerate: true };
+    let limits = RunLimits {
+        max_steps: cfg.concrete_steps,
+        max_inputs: MAX_RUN_INPUTS,
+        keep_ops: 50_000,
+        trace_steps: 40,
+        max_frames: 10_000,
+        accelerate: true,
+    };
     let plan = concrete::Plan::new(p);
     // After the configured runs, a few with every input the same small value (2..=9).
     let extra = if cfg.concrete_runs > 0 { 8 } else { 0 };
@@ -686,7 +721,8 @@ fn confirm_concrete(p: &Program, run: &concrete::Run, cancel: &Cancel) -> Option
         let ctxs: Vec<OpCtx> = ops.iter().map(|&(op, rec)| crate::cpa::op_ctx(p, op, rec)).collect();
         match check_path(p, &ctxs, cancel) {
             PathResult::Feasible(values) => {
-                let depths: Vec<(OpCtx, usize)> = ctxs.iter().copied().zip(run.head.iter().chain(run.tail.iter()).map(|s| s.depth).chain(std::iter::repeat(0))).collect();
+                let depths: Vec<(OpCtx, usize)> =
+                    ctxs.iter().copied().zip(run.head.iter().chain(run.tail.iter()).map(|s| s.depth).chain(std::iter::repeat(0))).collect();
                 return Some((build_trace(p, &depths, &values, None), Vec::new()));
             }
             PathResult::Infeasible => {
@@ -726,7 +762,12 @@ fn confirm_concrete(p: &Program, run: &concrete::Run, cancel: &Cancel) -> Option
                         function: func.name.clone(),
                         text: format!("the loop runs {} more iterations (accelerated)", k),
                         kind: StepKind::Other,
-                        values: s.values.iter().filter(|(v, _, _)| !p.var(*v).synthetic).map(|(v, i, x)| value_text(p, *v, *i, *x)).collect(),
+                        values: s
+                            .values
+                            .iter()
+                            .filter(|(v, _, _)| !p.var(*v).synthetic)
+                            .map(|(v, i, x)| value_text(p, *v, *i, *x))
+                            .collect(),
                         input: None,
                         depth: s.depth,
                     });
@@ -765,7 +806,10 @@ fn path_ops<'p>(cpa: &Cegar<'p>, ex: &Exploration<Cegar<'p>>, t: ArgId) -> (Vec<
 }
 
 enum Refinement<'p> {
-    Spurious { precision: CPrecision, pivot: ArgId },
+    Spurious {
+        precision: CPrecision,
+        pivot: ArgId,
+    },
     /// A confirmed counterexample: its operations (with call depths) and values.
     Feasible(Vec<StepValues>, Vec<(OpCtx<'p>, usize)>),
     Unknown(String),
@@ -832,11 +876,9 @@ fn refine<'p>(
     // reach the error along another path than the ARG's first parents: all are checked at
     // once and a feasible one, if any, is the candidate counterexample.
     let target = ex.arg.node(*nodes.last().expect("a path"));
-    let blocks: Option<Vec<Block>> =
-        target.state.data.pred.as_ref().map(|s| s.abstract_path().iter().map(|a| a.block.clone()).collect());
+    let blocks: Option<Vec<Block>> = target.state.data.pred.as_ref().map(|s| s.abstract_path().iter().map(|a| a.block.clone()).collect());
     let root_depth = ex.arg.node(nodes[0]).state.stack.depth();
-    let mut candidate: Vec<(OpCtx, usize)> =
-        ops.iter().enumerate().map(|(i, o)| (*o, ex.arg.node(nodes[i]).state.stack.depth())).collect();
+    let mut candidate: Vec<(OpCtx, usize)> = ops.iter().enumerate().map(|(i, o)| (*o, ex.arg.node(nodes[i]).state.stack.depth())).collect();
     if let Some(bl) = blocks.as_ref().filter(|bl| bl.iter().any(|b| b.linear().is_none())) {
         stats.smt_queries += 1;
         match check_blocks(p, bl, cancel) {
@@ -906,9 +948,8 @@ fn refine_predicates<'p>(
     cancel: &Cancel,
 ) -> Refinement<'p> {
     // Cut after every abstraction state strictly inside the path.
-    let cuts: Vec<usize> = (1..nodes.len() - 1)
-        .filter(|&i| ex.arg.node(nodes[i]).state.data.pred.as_ref().is_some_and(|s| s.is_abstraction()))
-        .collect();
+    let cuts: Vec<usize> =
+        (1..nodes.len() - 1).filter(|&i| ex.arg.node(nodes[i]).state.data.pred.as_ref().is_some_and(|s| s.is_abstraction())).collect();
     if cuts.is_empty() {
         return Refinement::Unknown("the error path has no abstraction point to refine at".into());
     }
@@ -993,10 +1034,7 @@ fn refine_predicates<'p>(
         tracing::debug!("refinement by the path's conditions ({})", failures.join("; "));
         return Refinement::Spurious { precision: CPrecision { value: prec.value.clone(), pred: Arc::new(next) }, pivot };
     }
-    Refinement::Unknown(format!(
-        "an infeasible error path could not be refined with predicates ({})",
-        failures.join("; ")
-    ))
+    Refinement::Unknown(format!("an infeasible error path could not be refined with predicates ({})", failures.join("; ")))
 }
 
 /// The predicates the branch conditions in `blocks` state.
@@ -1122,7 +1160,10 @@ fn build_trace(p: &Program, ops: &[(OpCtx, usize)], values: &[StepValues], omitt
             }
         }
         let input = match (&kind, op.kind) {
-            (StepKind::Input, OpKind::Edge(EdgeKind::Statement(Stmt::Input { source, .. }) | EdgeKind::Declaration(Stmt::Input { source, .. }))) => {
+            (
+                StepKind::Input,
+                OpKind::Edge(EdgeKind::Statement(Stmt::Input { source, .. }) | EdgeKind::Declaration(Stmt::Input { source, .. })),
+            ) => {
                 let src = match source {
                     InputSource::Call(c) => c.clone(),
                     InputSource::Uninitialised => "uninitialised".into(),
@@ -1178,7 +1219,9 @@ fn value_candidates<'p>(p: &Program, ex: &Exploration<Cegar<'p>>) -> crate::inva
             let Some(vals) = vals else { continue };
             let t = info.int_ty();
             let var = crate::ir::Expr::Var(v, t);
-            let cmp = |op, c: i128| crate::ir::Expr::Binary(op, Box::new(var.clone()), Box::new(crate::ir::Expr::Const(c, t)), crate::ir::IntTy::INT);
+            let cmp = |op, c: i128| {
+                crate::ir::Expr::Binary(op, Box::new(var.clone()), Box::new(crate::ir::Expr::Const(c, t)), crate::ir::IntTy::INT)
+            };
             let (lo, hi) = (*vals.iter().next().expect("non-empty"), *vals.iter().next_back().expect("non-empty"));
             if lo == hi {
                 conj.push(cmp(crate::ir::BinOp::Eq, lo));
@@ -1210,7 +1253,13 @@ fn invariant_reports(p: &Program, inv: &crate::invariants::Annotations, source: 
         }
         let func = p.func(*f);
         let expr = conj.iter().map(|e| crate::cfa::pretty::expr(p, e, true)).collect::<Vec<_>>().join(" && ");
-        out.push(InvariantReport { function: func.name.clone(), range: func.abs(cfa.node(*node).span), expr, source: source.to_string(), inductive: true });
+        out.push(InvariantReport {
+            function: func.name.clone(),
+            range: func.abs(cfa.node(*node).span),
+            expr,
+            source: source.to_string(),
+            inductive: true,
+        });
     }
     out.sort_by(|a, b| (a.range.line, a.range.col).cmp(&(b.range.line, b.range.col)));
     out

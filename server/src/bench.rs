@@ -92,12 +92,7 @@ fn read_tasks(dir: &Path, filter: Option<&str>, only: Option<&str>) -> Result<Ve
         }
         let yml = std::fs::read_to_string(dir.join(cols[2])).unwrap_or_default();
         let data_model = if yml.contains("ILP32") { "ILP32" } else { "LP64" }.to_string();
-        tasks.push(Task {
-            category: cols[0].to_string(),
-            file: dir.join(cols[1]),
-            expected: cols[3].trim() == "true",
-            data_model,
-        });
+        tasks.push(Task { category: cols[0].to_string(), file: dir.join(cols[1]), expected: cols[3].trim() == "true", data_model });
     }
     Ok(tasks)
 }
@@ -230,7 +225,10 @@ fn replay(t: &Task, harness: &Path) -> (bool, String) {
         return (false, "no harness was written".into());
     }
     let model = crate::cli::parse_model(&t.data_model).unwrap_or(analysis_engine::cfa::DataModel::Lp64);
-    let externals = match analysis_engine::frontend::SourceInput::read(&t.file).map_err(|e| e.to_string()).and_then(|i| analysis_engine::load(&i, model).map_err(|e| e.to_string())) {
+    let externals = match analysis_engine::frontend::SourceInput::read(&t.file)
+        .map_err(|e| e.to_string())
+        .and_then(|i| analysis_engine::load(&i, model).map_err(|e| e.to_string()))
+    {
         Ok(p) => p.externals,
         Err(e) => return (false, format!("cannot load the program: {}", e)),
     };
@@ -370,7 +368,8 @@ pub fn run(args: &BenchArgs) -> i32 {
     let started = Instant::now();
     std::thread::scope(|s| {
         for _ in 0..args.jobs.max(1) {
-            let (jobs, results, next, tasks, analyses, exe, extra, artifacts) = (&jobs, &results, &next, &tasks, &analyses, &exe, &extra, &artifacts);
+            let (jobs, results, next, tasks, analyses, exe, extra, artifacts) =
+                (&jobs, &results, &next, &tasks, &analyses, &exe, &extra, &artifacts);
             s.spawn(move || loop {
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(&(t, a)) = jobs.get(i) else { break };
@@ -438,7 +437,9 @@ pub fn run(args: &BenchArgs) -> i32 {
     );
     for (a, name) in analyses.iter().enumerate() {
         println!("### {}\n", name);
-        println!("| category | tasks | correct true | correct false | wrong | unknown | score | CPU s | median CPU s (correct) | peak MB |");
+        println!(
+            "| category | tasks | correct true | correct false | wrong | unknown | score | CPU s | median CPU s (correct) | peak MB |"
+        );
         println!("|---|---|---|---|---|---|---|---|---|---|");
         let mut all = Tally::default();
         for c in &categories {
@@ -489,7 +490,8 @@ pub fn run(args: &BenchArgs) -> i32 {
             );
         }
     }
-    let (n_false, n_replayed) = results.values().filter_map(|o| o.replay.as_ref()).fold((0, 0), |(n, k), (ok, _)| (n + 1, k + usize::from(*ok)));
+    let (n_false, n_replayed) =
+        results.values().filter_map(|o| o.replay.as_ref()).fold((0, 0), |(n, k), (ok, _)| (n + 1, k + usize::from(*ok)));
     println!("Replays: {} of {} false verdicts replayed natively to the violation\n", n_replayed, n_false);
     if args.keep.is_none() {
         let _ = std::fs::remove_dir_all(&artifacts);

@@ -13,12 +13,12 @@ use std::time::Duration;
 use analysis_engine::cfa::{DataModel, TargetKind};
 use analysis_engine::core::waitlist::Order;
 use analysis_engine::cpa::combined::BlockEncoding;
-use analysis_engine::smt::interpolate::Strategy;
-use analysis_engine::summaries::interpolants::Kind;
-use analysis_engine::summaries::precision::Scope;
-use analysis_engine::summaries::formula::Form;
 use analysis_engine::frontend::SourceInput;
 use analysis_engine::report::{PropertyReport, Report, Verdict};
+use analysis_engine::smt::interpolate::Strategy;
+use analysis_engine::summaries::formula::Form;
+use analysis_engine::summaries::interpolants::Kind;
+use analysis_engine::summaries::precision::Scope;
 use analysis_engine::{Analysis, Cancel, VerifyConfig};
 use clap::{Parser, Subcommand};
 
@@ -200,7 +200,10 @@ impl AnalysisArgs {
         };
         cfg.dag_interpolants = match self.dag_interpolants.as_str() {
             "spacer" => None,
-            other => Some(Kind::parse(other).ok_or_else(|| format!("unknown DAG interpolants `{}` (use spacer, conciliated, weakest or strongest)", other))?),
+            other => Some(
+                Kind::parse(other)
+                    .ok_or_else(|| format!("unknown DAG interpolants `{}` (use spacer, conciliated, weakest or strongest)", other))?,
+            ),
         };
         cfg.summary_scope = match self.summary_precision.as_str() {
             "function" => Scope::Function,
@@ -213,7 +216,10 @@ impl AnalysisArgs {
             other => return Err(format!("unknown summary predicates `{}` (use atoms or formulas)", other)),
         };
         if cfg.summary_form == Form::Formulas && cfg.dag_interpolants.is_none() {
-            return Err("`--summary-predicates formulas` needs `--dag-interpolants conciliated|weakest|strongest` (Spacer's solutions add atoms)".into());
+            return Err(
+                "`--summary-predicates formulas` needs `--dag-interpolants conciliated|weakest|strongest` (Spacer's solutions add atoms)"
+                    .into(),
+            );
         }
         cfg.entry = self.function.clone();
         if cfg.interpolation.is_empty() {
@@ -316,7 +322,13 @@ fn check(file: &PathBuf, args: &AnalysisArgs, out: &Outputs) -> i32 {
     }
 }
 
-fn write_witness(file: &std::path::Path, path: &std::path::Path, report: &Report, program: &analysis_engine::cfa::Program, model: DataModel) {
+fn write_witness(
+    file: &std::path::Path,
+    path: &std::path::Path,
+    report: &Report,
+    program: &analysis_engine::cfa::Program,
+    model: DataModel,
+) {
     let text = crate::witness::Task::read(file, model).and_then(|task| crate::witness::witness(report, program, &task));
     match text {
         Ok(crate::witness::Witness::Violation(t) | crate::witness::Witness::Correctness(t)) => {
@@ -426,7 +438,13 @@ fn print_text(r: &Report, trace: bool) {
             for (i, s) in p.trace.iter().enumerate() {
                 let vals: Vec<String> = s.values.iter().map(|(k, v)| format!("{} = {}", k, v)).collect();
                 let branch = match s.kind {
-                    analysis_engine::report::StepKind::Assume { taken } => if taken { " [true]" } else { " [false]" },
+                    analysis_engine::report::StepKind::Assume { taken } => {
+                        if taken {
+                            " [true]"
+                        } else {
+                            " [false]"
+                        }
+                    }
                     _ => "",
                 };
                 println!(

@@ -26,7 +26,9 @@ pub fn input_types(p: &Program) -> BTreeMap<String, IntTy> {
     let mut types = BTreeMap::new();
     for f in &p.functions {
         for e in &f.cfa.edges {
-            if let EdgeKind::Statement(Stmt::Input { lhs, source: InputSource::Call(name) }) | EdgeKind::Declaration(Stmt::Input { lhs, source: InputSource::Call(name) }) = &e.kind {
+            if let EdgeKind::Statement(Stmt::Input { lhs, source: InputSource::Call(name) })
+            | EdgeKind::Declaration(Stmt::Input { lhs, source: InputSource::Call(name) }) = &e.kind
+            {
                 types.entry(name.clone()).or_insert_with(|| p.var(lhs.var()).int_ty());
             }
         }
@@ -73,7 +75,9 @@ pub fn sequence(p: &Program, prop: &PropertyReport) -> Result<Vec<(String, IntTy
         return prop
             .inputs
             .iter()
-            .map(|(f, v)| types.get(f).map(|t| (f.clone(), *t, *v)).ok_or_else(|| format!("the input function `{}` is not called in the program", f)))
+            .map(|(f, v)| {
+                types.get(f).map(|t| (f.clone(), *t, *v)).ok_or_else(|| format!("the input function `{}` is not called in the program", f))
+            })
             .collect();
     }
     Ok(inputs(p, prop)?.iter().map(|i| (i.function.clone(), i.ty, i.value)).collect())

@@ -197,7 +197,8 @@ async fn bench(args: &LspBenchArgs) -> Result<(), String> {
         if i > 0 {
             c.save(&su).await;
         }
-        c.wait_for("a verification job's progress", |m| m.method() == Some("$/progress") && m.msg["params"]["value"]["kind"] == "begin").await;
+        c.wait_for("a verification job's progress", |m| m.method() == Some("$/progress") && m.msg["params"]["value"]["kind"] == "begin")
+            .await;
         // Let the engine get into its work: 0.5 s to 4 s in, so that the edits land in each
         // phase of the analysis (concrete runs, value analysis, templates, predicates).
         let into = 500 + (i as u64 * 3500) / (args.cancels.max(2) as u64 - 1);
@@ -205,7 +206,11 @@ async fn bench(args: &LspBenchArgs) -> Result<(), String> {
         sversion += 1;
         let t = Instant::now();
         c.replace_line(&su, sversion, 0, "#include <assert.h>\n").await;
-        let done = c.wait_for("the cancelled job", |m| m.method() == Some("cpals/jobDone") && m.msg["params"]["uri"] == su && m.msg["params"]["cancelled"] == true).await;
+        let done = c
+            .wait_for("the cancelled job", |m| {
+                m.method() == Some("cpals/jobDone") && m.msg["params"]["uri"] == su && m.msg["params"]["cancelled"] == true
+            })
+            .await;
         cancels.push(ms(done.at.saturating_duration_since(t)));
         c.history.clear();
     }
@@ -224,7 +229,13 @@ async fn bench(args: &LspBenchArgs) -> Result<(), String> {
     println!("| measure | n | p50 ms | p95 ms | max ms |");
     println!("|---|---|---|---|---|");
     let row = |name: &str, v: &[f64]| {
-        println!("| {name} | {} | {:.1} | {:.1} | {:.1} |", v.len(), percentile(v, 50.0), percentile(v, 95.0), v.iter().cloned().fold(f64::NAN, f64::max))
+        println!(
+            "| {name} | {} | {:.1} | {:.1} | {:.1} |",
+            v.len(),
+            percentile(v, 50.0),
+            percentile(v, 95.0),
+            v.iter().cloned().fold(f64::NAN, f64::max)
+        )
     };
     row("save-to-diagnostics, edited root of bench300.c (edit re-parsed before the save)", &after_edit);
     row("  of which the server's job (load, cache, verify the unit)", &server_ms);

@@ -133,7 +133,16 @@ impl LspClient {
                 }
             })
         };
-        LspClient { writer, next_id: AtomicI64::new(1), pending, incoming, history: Vec::new(), settings, timeout: Duration::from_secs(120), reader }
+        LspClient {
+            writer,
+            next_id: AtomicI64::new(1),
+            pending,
+            incoming,
+            history: Vec::new(),
+            settings,
+            timeout: Duration::from_secs(120),
+            reader,
+        }
     }
 
     /// A server in this process (its transport over in-memory pipes).
@@ -190,9 +199,7 @@ impl LspClient {
         if !params.is_null() {
             msg["params"] = params;
         }
-        write_message(&self.writer, &msg)
-            .await
-            .map_err(|e| format!("cannot send {method}: {e}"))?;
+        write_message(&self.writer, &msg).await.map_err(|e| format!("cannot send {method}: {e}"))?;
         match tokio::time::timeout(self.timeout, r).await {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(_)) => Err(format!("{method}: the server went away")),
@@ -220,7 +227,9 @@ impl LspClient {
             "workspace": {"configuration": true, "inlayHint": {"refreshSupport": true}, "codeLens": {"refreshSupport": true}, "didChangeConfiguration": {}},
             "window": {"workDoneProgress": true, "showDocument": {"support": true}}
         });
-        let result = self.call("initialize", json!({"processId": null, "rootUri": null, "capabilities": caps, "initializationOptions": init_options})).await;
+        let result = self
+            .call("initialize", json!({"processId": null, "rootUri": null, "capabilities": caps, "initializationOptions": init_options}))
+            .await;
         self.notify("initialized", json!({})).await;
         result
     }
@@ -282,7 +291,11 @@ impl LspClient {
 
     /// The next `cpals/jobDone` for `uri` that satisfies `pred`.
     pub async fn job_done(&mut self, uri: &str, mut pred: impl FnMut(&Value) -> bool) -> Value {
-        let m = self.wait_for(&format!("cpals/jobDone for {uri}"), |m| m.method() == Some("cpals/jobDone") && m.msg["params"]["uri"] == uri && pred(&m.msg["params"])).await;
+        let m = self
+            .wait_for(&format!("cpals/jobDone for {uri}"), |m| {
+                m.method() == Some("cpals/jobDone") && m.msg["params"]["uri"] == uri && pred(&m.msg["params"])
+            })
+            .await;
         m.msg["params"].clone()
     }
 

@@ -245,10 +245,7 @@ fn target_location(prop: &PropertyReport, program: &Program) -> (u32, u32, Strin
             if let Some(&f) = program.by_name.get(&last.function) {
                 let func = program.func(f);
                 let targets: Vec<_> = func.cfa.targets.iter().collect();
-                let pick = targets
-                    .iter()
-                    .find(|t| t.kind == TargetKind::ReachError)
-                    .or_else(|| targets.first());
+                let pick = targets.iter().find(|t| t.kind == TargetKind::ReachError).or_else(|| targets.first());
                 if let Some(t) = pick {
                     let r = func.abs(t.span);
                     return (r.line, r.col, func.name.clone());

@@ -42,10 +42,7 @@ pub struct Expectation {
 
 impl Expectation {
     pub fn for_analysis(&self, analysis: &str) -> Option<&str> {
-        self.verdicts
-            .get(&Some(analysis.to_string()))
-            .or_else(|| self.verdicts.get(&None))
-            .map(|s| s.as_str())
+        self.verdicts.get(&Some(analysis.to_string())).or_else(|| self.verdicts.get(&None)).map(|s| s.as_str())
     }
 }
 
@@ -80,9 +77,7 @@ fn tagged(s: &str, key: &str) -> Option<(Option<String>, String)> {
 }
 
 fn pairs(s: &str) -> Vec<(String, String)> {
-    s.split_whitespace()
-        .filter_map(|kv| kv.split_once('=').map(|(k, v)| (k.to_string(), v.to_string())))
-        .collect()
+    s.split_whitespace().filter_map(|kv| kv.split_once('=').map(|(k, v)| (k.to_string(), v.to_string()))).collect()
 }
 
 pub fn parse_fixture(path: &Path) -> Fixture {
@@ -228,11 +223,8 @@ pub fn yaml_as_json(path: &Path) -> serde_json::Value {
 /// Validates witness files with `tests/witness-schema/validate.py`; `Err` with its report.
 pub fn validate_witnesses(paths: &[PathBuf]) -> Result<String, String> {
     let py = python_with(&["jsonschema", "yaml", "referencing"]);
-    let out = std::process::Command::new(py)
-        .arg(root().join("tests/witness-schema/validate.py"))
-        .args(paths)
-        .output()
-        .expect("python runs");
+    let out =
+        std::process::Command::new(py).arg(root().join("tests/witness-schema/validate.py")).args(paths).output().expect("python runs");
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     if out.status.success() {
         Ok(text)

@@ -94,7 +94,15 @@ fn benchexec_runs_cpals_and_agrees_with_the_benchmark_runner() {
         })
         .collect();
     let tasks = smoke_tasks();
-    assert_eq!(benchexec.keys().cloned().collect::<Vec<_>>(), { let mut t = tasks.clone(); t.sort(); t }, "one run per smoke task");
+    assert_eq!(
+        benchexec.keys().cloned().collect::<Vec<_>>(),
+        {
+            let mut t = tasks.clone();
+            t.sort();
+            t
+        },
+        "one run per smoke task"
+    );
 
     // The benchmark runner's verdicts on the same tasks.
     let tsv = dir.join("bench.tsv");
@@ -108,7 +116,8 @@ fn benchexec_runs_cpals_and_agrees_with_the_benchmark_runner() {
         .expect("cpals bench runs");
     let text = std::fs::read_to_string(&tsv).unwrap_or_else(|e| panic!("no TSV ({e}): {}", String::from_utf8_lossy(&out.stderr)));
     let index = std::fs::read_to_string(sv.join("INDEX.tsv")).unwrap();
-    let yml_of = |c_file: &str| index.lines().find(|l| l.split('\t').nth(1) == Some(c_file)).and_then(|l| l.split('\t').nth(2)).unwrap().to_string();
+    let yml_of =
+        |c_file: &str| index.lines().find(|l| l.split('\t').nth(1) == Some(c_file)).and_then(|l| l.split('\t').nth(2)).unwrap().to_string();
     let runner: std::collections::BTreeMap<String, String> = text
         .lines()
         .skip(1)
@@ -118,7 +127,10 @@ fn benchexec_runs_cpals_and_agrees_with_the_benchmark_runner() {
         })
         .collect();
     assert_eq!(benchexec, runner, "BenchExec's table and the runner's verdicts");
-    assert!(runner.values().any(|v| v == "true") && runner.values().any(|v| v == "false"), "the smoke set has proofs and violations: {runner:?}");
+    assert!(
+        runner.values().any(|v| v == "true") && runner.values().any(|v| v == "false"),
+        "the smoke set has proofs and violations: {runner:?}"
+    );
 
     // Every run with a verdict left its witness, and all of them pass the schema.
     let mut witnesses = Vec::new();

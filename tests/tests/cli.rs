@@ -17,12 +17,7 @@ struct Outcome {
 
 /// Runs `cpals` with a wall-clock limit; a run over the limit fails the test as a hang.
 fn cpals(args: &[&str], limit: Duration) -> Outcome {
-    let mut child = Command::new(cpals_bin())
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("cpals runs");
+    let mut child = Command::new(cpals_bin()).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("cpals runs");
     let started = Instant::now();
     let mut out = child.stdout.take().expect("stdout");
     let mut err = child.stderr.take().expect("stderr");
@@ -117,7 +112,10 @@ fn missing_file_and_bad_arguments_are_errors() {
     let o = cpals(&["check", "--timeout", "-4", &fixture("constructs/loops.c")], Duration::from_secs(10));
     assert_eq!(o.code, Some(3));
     // Whole-formula predicates come from the interpolant families only.
-    let o = cpals(&["check", "--analysis", "summaries", "--summary-predicates", "formulas", &fixture("constructs/loops.c")], Duration::from_secs(10));
+    let o = cpals(
+        &["check", "--analysis", "summaries", "--summary-predicates", "formulas", &fixture("constructs/loops.c")],
+        Duration::from_secs(10),
+    );
     assert_eq!(o.code, Some(3));
     assert!(o.stderr.contains("needs `--dag-interpolants"), "{}", o.stderr);
 }
@@ -232,7 +230,8 @@ fn seed002_interpolant_families_differ_on_the_three_statements() {
     for family in ["conciliated", "weakest", "strongest"] {
         let v = summaries_json(&file, &["--dag-interpolants", family]);
         assert_eq!((v["verdict"].as_str(), v["stats"]["refinements"].as_u64()), (Some("true"), Some(1)), "{family}: {v}");
-        let list: Vec<String> = v["stats"]["predicates"].as_array().expect("predicates").iter().map(|p| p.as_str().unwrap_or_default().to_string()).collect();
+        let list: Vec<String> =
+            v["stats"]["predicates"].as_array().expect("predicates").iter().map(|p| p.as_str().unwrap_or_default().to_string()).collect();
         preds.insert(family, list);
     }
     let mentions = |family: &str, var: &str| preds[family].iter().any(|p| p.split(": ").nth(1).is_some_and(|f| f.contains(var)));
@@ -252,7 +251,8 @@ fn seed002_dag_examples_need_one_refinement_with_every_family() {
         for scope in ["function", "location"] {
             for form in ["atoms", "formulas"] {
                 for family in ["conciliated", "weakest", "strongest"] {
-                    let v = summaries_json(&file, &["--dag-interpolants", family, "--summary-precision", scope, "--summary-predicates", form]);
+                    let v =
+                        summaries_json(&file, &["--dag-interpolants", family, "--summary-precision", scope, "--summary-predicates", form]);
                     let got = (v["verdict"].as_str(), v["stats"]["refinements"].as_u64());
                     assert_eq!(got, (Some("true"), Some(1)), "{file} with {family} per {scope}, {form}");
                 }

@@ -30,7 +30,8 @@ fn check(file: &Path, extra: &[&str], witness: &Path, harness: &Path) -> Run {
         .arg(file)
         .output()
         .expect("cpals runs");
-    let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{}: no JSON ({e}): {}", file.display(), String::from_utf8_lossy(&out.stdout)));
+    let report = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{}: no JSON ({e}): {}", file.display(), String::from_utf8_lossy(&out.stdout)));
     Run { code: out.status.code(), report, stderr: String::from_utf8_lossy(&out.stderr).into_owned() }
 }
 
@@ -50,7 +51,12 @@ fn trace_inputs(report: &Value) -> Vec<(String, String)> {
 }
 
 fn waypoints(entry: &Value) -> Vec<Value> {
-    entry["content"].as_array().unwrap().iter().flat_map(|seg| seg["segment"].as_array().unwrap().iter().map(|w| w["waypoint"].clone())).collect()
+    entry["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|seg| seg["segment"].as_array().unwrap().iter().map(|w| w["waypoint"].clone()))
+        .collect()
 }
 
 #[test]
@@ -75,7 +81,8 @@ fn violation_witness_is_the_counterexample_and_passes_the_schema() {
 
     // The waypoints: the trace's inputs as `\result == v` in order, then the target.
     let wps = waypoints(entry);
-    let returns: Vec<String> = wps.iter().filter(|w| w["type"] == "function_return").map(|w| w["constraint"]["value"].as_str().unwrap().to_string()).collect();
+    let returns: Vec<String> =
+        wps.iter().filter(|w| w["type"] == "function_return").map(|w| w["constraint"]["value"].as_str().unwrap().to_string()).collect();
     let inputs = trace_inputs(&run.report);
     assert!(!inputs.is_empty());
     assert_eq!(returns, inputs.iter().map(|(_, v)| format!("\\result == {v}")).collect::<Vec<_>>());
@@ -90,8 +97,11 @@ fn violation_witness_is_the_counterexample_and_passes_the_schema() {
     assert_eq!(target["location"]["column"], violated["column"]);
     // The branch of `if (n > 0 && n < 5)` is a conjunction: no waypoint for its parts; the
     // `if (mode == 2)` is decided by a whole condition and is not taken.
-    let branches: Vec<(u64, String)> =
-        wps.iter().filter(|w| w["type"] == "branching").map(|w| (w["location"]["line"].as_u64().unwrap(), w["constraint"]["value"].as_str().unwrap().to_string())).collect();
+    let branches: Vec<(u64, String)> = wps
+        .iter()
+        .filter(|w| w["type"] == "branching")
+        .map(|w| (w["location"]["line"].as_u64().unwrap(), w["constraint"]["value"].as_str().unwrap().to_string()))
+        .collect();
     assert_eq!(branches, vec![(20, "false".to_string())]);
 }
 
@@ -106,8 +116,12 @@ fn correctness_witness_holds_the_reports_invariants() {
     assert!(!h.exists(), "no harness for a proof");
     validate_witnesses(&[w.clone()]).unwrap_or_else(|e| panic!("schema validation failed: {e}"));
     let doc = yaml_as_json(&w);
-    let report_invs: Vec<(u64, String)> =
-        run.report["invariants"].as_array().unwrap().iter().map(|i| (i["line"].as_u64().unwrap(), i["expr"].as_str().unwrap().to_string())).collect();
+    let report_invs: Vec<(u64, String)> = run.report["invariants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["line"].as_u64().unwrap(), i["expr"].as_str().unwrap().to_string()))
+        .collect();
     assert!(!report_invs.is_empty(), "the fixture has a loop invariant");
     let entry = &doc.as_array().unwrap()[0];
     assert_eq!(entry["entry_type"], "invariant_set");
@@ -212,7 +226,11 @@ fn every_fixture_counterexample_replays_natively() {
         }
         let out = cmd.output().expect("cpals replay runs");
         if out.status.code() != Some(1) || !String::from_utf8_lossy(&out.stdout).starts_with("reached: ") {
-            failures.push(format!("{name}: cpals replay: {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)));
+            failures.push(format!(
+                "{name}: cpals replay: {}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -10,11 +10,7 @@ use analysis_engine::{Analysis, Cancel, VerifyConfig};
 use cpals_tests::{fixtures, parse_fixture, Fixture};
 
 fn run(f: &Fixture, analysis: &str) -> Report {
-    let model = if f.args.windows(2).any(|w| w[0] == "--data-model" && w[1] == "ILP32") {
-        DataModel::Ilp32
-    } else {
-        DataModel::Lp64
-    };
+    let model = if f.args.windows(2).any(|w| w[0] == "--data-model" && w[1] == "ILP32") { DataModel::Ilp32 } else { DataModel::Lp64 };
     let input = SourceInput::read(&f.path).expect("fixture readable");
     let program = analysis_engine::load(&input, model).unwrap_or_else(|e| panic!("{}: {}", f.path.display(), e));
     let errs = analysis_engine::cfa::check::check_program(&program);
@@ -78,11 +74,7 @@ fn check_fixture(f: &Fixture, analysis: &str, failures: &mut Vec<String>) {
     }
     if let Some(values) = f.trace.get(analysis) {
         for (var, val) in values {
-            let shown = report
-                .properties
-                .iter()
-                .flat_map(|p| p.trace.iter())
-                .any(|s| s.values.iter().any(|(n, v)| n == var && v == val));
+            let shown = report.properties.iter().flat_map(|p| p.trace.iter()).any(|s| s.values.iter().any(|(n, v)| n == var && v == val));
             if !shown {
                 failures.push(format!("{name}: [{analysis}] no trace step shows {var} = {val}"));
             }

@@ -77,7 +77,12 @@ async fn a_client_sees_proofs_violations_traces_dead_code_and_invariants() {
     assert_eq!(dead[0]["severity"], 4);
 
     let loop_line = line_of(&text, "while (i < 10)");
-    let hints = c.call("textDocument/inlayHint", json!({"textDocument": {"uri": uri}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 99, "character": 0}}})).await;
+    let hints = c
+        .call(
+            "textDocument/inlayHint",
+            json!({"textDocument": {"uri": uri}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 99, "character": 0}}}),
+        )
+        .await;
     let hints = hints.as_array().unwrap();
     assert_eq!(hints.len(), 1, "{hints:#?}");
     assert_eq!(hints[0]["position"]["line"], loop_line);
@@ -124,7 +129,12 @@ async fn a_client_sees_proofs_violations_traces_dead_code_and_invariants() {
         std::fs::write(&recorded_path, format!("{anon}\n")).unwrap();
     }
     let recorded: Value = serde_json::from_str(&std::fs::read_to_string(&recorded_path).unwrap()).unwrap();
-    assert_eq!(recorded, serde_json::from_str::<Value>(&anon).unwrap(), "{} is not what the server answers (CPALS_UPDATE_FIXTURES=1 records it)", recorded_path.display());
+    assert_eq!(
+        recorded,
+        serde_json::from_str::<Value>(&anon).unwrap(),
+        "{} is not what the server answers (CPALS_UPDATE_FIXTURES=1 records it)",
+        recorded_path.display()
+    );
     let r = c.request("workspace/executeCommand", json!({"command": "cpals.trace", "arguments": [uri, 0]})).await.unwrap();
     assert!(r["error"]["message"].as_str().unwrap().contains("no counterexample on line 1"), "{r}");
 
@@ -229,7 +239,8 @@ async fn a_one_line_edit_reverifies_only_that_function_and_its_callers() {
     c.save(&uri).await;
     let (done, moved) = c.settled(&uri, 3).await;
     assert!(done["verified"].as_array().unwrap().is_empty(), "{done}");
-    let assert_d = with_code(&moved, "proved").into_iter().find(|d| d["message"].as_str().unwrap().contains("d == 10")).expect("r4's proof");
+    let assert_d =
+        with_code(&moved, "proved").into_iter().find(|d| d["message"].as_str().unwrap().contains("d == 10")).expect("r4's proof");
     assert_eq!(assert_d["range"]["start"]["line"], line_of(TEN, "assert(d == 10)") + 1);
     assert!(assert_d["message"].as_str().unwrap().contains("cached"));
 
@@ -261,7 +272,12 @@ async fn syntax_errors_keep_old_results_stale_and_show_no_proof() {
     let violated = with_code(&diags, "violated");
     assert_eq!(violated.len(), 1);
     assert!(violated[0]["message"].as_str().unwrap().contains("(stale"), "{}", violated[0]);
-    let hints = c.call("textDocument/inlayHint", json!({"textDocument": {"uri": uri}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 99, "character": 0}}})).await;
+    let hints = c
+        .call(
+            "textDocument/inlayHint",
+            json!({"textDocument": {"uri": uri}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 99, "character": 0}}}),
+        )
+        .await;
     assert_eq!(hints, json!([]));
     let lenses = c.call("textDocument/codeLens", json!({"textDocument": {"uri": uri}})).await;
     assert_eq!(lenses[0]["command"]["title"], "stale (syntax error)");
@@ -288,9 +304,8 @@ async fn an_edit_marks_results_stale_and_moves_them() {
         json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "text": "// a\n// b\n"}]}),
     )
     .await;
-    let m = c
-        .wait_for("stale diagnostics", |m| m.method() == Some("textDocument/publishDiagnostics") && m.msg["params"]["version"] == 2)
-        .await;
+    let m =
+        c.wait_for("stale diagnostics", |m| m.method() == Some("textDocument/publishDiagnostics") && m.msg["params"]["version"] == 2).await;
     let diags = m.msg["params"]["diagnostics"].as_array().unwrap().clone();
     assert!(!diags.is_empty());
     for d in &diags {
@@ -307,7 +322,10 @@ async fn bad_requests_get_errors_and_the_server_stays_up() {
     let mut c = client(options()).await;
     let nowhere = temp_uri("cpals-never-opened.c");
     // Requests for a file that is not open.
-    assert_eq!(c.call("textDocument/hover", json!({"textDocument": {"uri": nowhere}, "position": {"line": 0, "character": 0}})).await, Value::Null);
+    assert_eq!(
+        c.call("textDocument/hover", json!({"textDocument": {"uri": nowhere}, "position": {"line": 0, "character": 0}})).await,
+        Value::Null
+    );
     assert_eq!(c.call("textDocument/codeLens", json!({"textDocument": {"uri": nowhere}})).await, Value::Null);
     let r = c.request("workspace/executeCommand", json!({"command": "cpals.verifyFile", "arguments": [nowhere]})).await.unwrap();
     assert!(r["error"]["message"].as_str().unwrap().contains("not open"), "{r}");
@@ -334,8 +352,16 @@ async fn bad_requests_get_errors_and_the_server_stays_up() {
     assert_eq!(with_code(&diags, "violated").len(), 1);
     // Closing clears the file's diagnostics.
     c.notify("textDocument/didClose", json!({"textDocument": {"uri": uri}})).await;
-    c.wait_for("cleared diagnostics", |m| m.method() == Some("textDocument/publishDiagnostics") && m.msg["params"]["uri"] == uri && m.msg["params"]["diagnostics"] == json!([])).await;
-    assert_eq!(c.call("textDocument/hover", json!({"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}})).await, Value::Null);
+    c.wait_for("cleared diagnostics", |m| {
+        m.method() == Some("textDocument/publishDiagnostics")
+            && m.msg["params"]["uri"] == uri
+            && m.msg["params"]["diagnostics"] == json!([])
+    })
+    .await;
+    assert_eq!(
+        c.call("textDocument/hover", json!({"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}})).await,
+        Value::Null
+    );
     c.shutdown().await;
 }
 

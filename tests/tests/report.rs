@@ -56,7 +56,10 @@ fn report_opens_in_headless_chromium_with_verdicts_and_no_errors() {
     let (dom, stderr) = headless(&page, &dir.join("profile"), &["--virtual-time-budget=3000", "--dump-dom"]);
     assert!(console_lines(&stderr).is_empty(), "console messages:\n{}", console_lines(&stderr).join("\n"));
     assert!(dom.contains("data-ready=\"true\""), "the script did not finish: {}", &dom[..dom.len().min(2000)]);
-    assert!(!dom.contains("data-errors=\"true\"") && dom.contains("<div id=\"errors\" hidden=\"\"></div>"), "the page reported a script error");
+    assert!(
+        !dom.contains("data-errors=\"true\"") && dom.contains("<div id=\"errors\" hidden=\"\"></div>"),
+        "the page reported a script error"
+    );
     assert!(dom.contains("FALSE(unreach-call)"), "the overall verdict is shown");
     // One row per property, with its verdict.
     assert!(dom.contains(r#"data-verdict="true"><td><span class="badge true">proved</span>"#), "the proof is listed");
@@ -68,7 +71,10 @@ fn report_opens_in_headless_chromium_with_verdicts_and_no_errors() {
     assert!(steps >= 10, "the counterexample's steps are listed ({steps})");
     assert!(list.contains("n = 3"), "the counterexample's input value is shown");
     assert!(list.contains("class=\"current-step\""), "a step is current");
-    assert!(dom.contains(r#"class="line propline current" id="L25""#) || dom.contains(r#"class="line propline onpath current" id="L25""#), "line 25 is the current step");
+    assert!(
+        dom.contains(r#"class="line propline current" id="L25""#) || dom.contains(r#"class="line propline onpath current" id="L25""#),
+        "line 25 is the current step"
+    );
     // The invariant at the loop head and the automaton of `main`.
     assert!(dom.contains("invariant: 0 &lt;= i &amp;&amp; i &lt;= 10"), "the loop invariant is shown at the loop");
     assert!(dom.contains("<svg class=\"cfa\""), "the CFA is drawn");
@@ -82,7 +88,11 @@ fn report_opens_in_headless_chromium_with_verdicts_and_no_errors() {
 
     // And it renders: a screenshot is a PNG of the window's size.
     let shot = dir.join("report.png");
-    let (_, stderr) = headless(&page, &dir.join("profile"), &["--hide-scrollbars", "--window-size=1400,1000", &format!("--screenshot={}", shot.display())]);
+    let (_, stderr) = headless(
+        &page,
+        &dir.join("profile"),
+        &["--hide-scrollbars", "--window-size=1400,1000", &format!("--screenshot={}", shot.display())],
+    );
     let png = std::fs::read(&shot).unwrap_or_else(|e| panic!("no screenshot ({e}): {stderr}"));
     assert!(png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 20_000, "a real screenshot ({} bytes)", png.len());
     assert_eq!(&png[16..24], &[0, 0, 0x05, 0x78, 0, 0, 0x03, 0xe8], "1400×1000 pixels");

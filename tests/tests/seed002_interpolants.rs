@@ -8,7 +8,6 @@ use std::collections::BTreeSet;
 use analysis_engine::summaries::interpolants::bdd::{Bdd, BddVariable, BddVariableSet};
 use analysis_engine::summaries::interpolants::{conciliate, conciliate_minimal, dag_interpolants, strongest, supp, weakest, Dag, Kind};
 
-
 fn vars(names: &[&str]) -> BddVariableSet {
     BddVariableSet::new(names)
 }
@@ -80,12 +79,8 @@ fn section_4_1() -> (BddVariableSet, Dag) {
     let copy = |i: usize| ["X", "Y", "Z"].iter().map(|n| s.var_by_name(&format!("{}{}", n, i)).expect("var")).collect::<Vec<_>>();
     let r1 = c("X", 1).and(&c("Y", 1).iff(&c("Y", 0))).and(&c("Z", 1).iff(&c("Z", 0)));
     let r2 = c("Y", 2).iff(&c("X", 1)).and(&c("X", 2).iff(&c("X", 1))).and(&c("Z", 2).iff(&c("Z", 1)));
-    let r3 = c("Y", 2)
-        .not()
-        .and(&c("Z", 2))
-        .and(&c("X", 3).iff(&c("X", 2)))
-        .and(&c("Y", 3).iff(&c("Y", 2)))
-        .and(&c("Z", 3).iff(&c("Z", 2)));
+    let r3 =
+        c("Y", 2).not().and(&c("Z", 2)).and(&c("X", 3).iff(&c("X", 2))).and(&c("Y", 3).iff(&c("Y", 2))).and(&c("Z", 3).iff(&c("Z", 2)));
     let dag = Dag { copies: (0..4).map(copy).collect(), arcs: vec![(0, 1, r1), (1, 2, r2), (2, 3, r3)] };
     (s, dag)
 }

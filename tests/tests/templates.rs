@@ -68,7 +68,14 @@ fn seed004_fixture_invariants_are_inductive_for_the_other_checker() {
             if known {
                 assert!(kept_total > 0 || total == 0, "{}: nothing kept", path.display());
             } else {
-                assert_eq!(kept_total, total, "{} [{a}]: not every conjunct of {:?} is inductive: kept {:?}", path.display(), invs.iter().map(|i| &i.text).collect::<Vec<_>>(), kept);
+                assert_eq!(
+                    kept_total,
+                    total,
+                    "{} [{a}]: not every conjunct of {:?} is inductive: kept {:?}",
+                    path.display(),
+                    invs.iter().map(|i| &i.text).collect::<Vec<_>>(),
+                    kept
+                );
             }
             shown += invs.len();
         }
@@ -245,7 +252,11 @@ fn prog() -> impl Strategy<Value = Prog> {
         (var(), var(), -20i32..=30).prop_map(|(v, w, c)| Cond::SumLess(v, w, c)),
         Just(Cond::Nondet),
     ];
-    ([init.clone(), init.clone(), init], cond, prop::collection::vec(stmt(), 1..=3)).prop_map(|(init, cond, body)| Prog { init, cond, body })
+    ([init.clone(), init.clone(), init], cond, prop::collection::vec(stmt(), 1..=3)).prop_map(|(init, cond, body)| Prog {
+        init,
+        cond,
+        body,
+    })
 }
 
 fn check_program(prog: &Prog, mode: TemplateMode, seed: u64) -> Result<usize, String> {

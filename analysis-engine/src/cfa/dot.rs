@@ -41,23 +41,11 @@ pub fn to_dot(p: &Program) -> String {
         for e in &cfa.edges {
             let line = f.first_line + e.span.line;
             let label = escape(&pretty::edge(p, &e.kind));
-            let _ = writeln!(
-                out,
-                "    f{}n{} -> f{}n{} [label=\"{}: {}\"];",
-                fi, e.src.0, fi, e.dst.0, line, label
-            );
+            let _ = writeln!(out, "    f{}n{} -> f{}n{} [label=\"{}: {}\"];", fi, e.src.0, fi, e.dst.0, line, label);
             if let EdgeKind::CallSummary(c) = &e.kind {
                 let callee = p.cfa(c.callee);
-                let _ = writeln!(
-                    calls,
-                    "  f{}n{} -> f{}n{} [style=dashed label=\"call\"];",
-                    fi, e.src.0, c.callee.0, callee.entry.0
-                );
-                let _ = writeln!(
-                    calls,
-                    "  f{}n{} -> f{}n{} [style=dashed label=\"return\"];",
-                    c.callee.0, callee.exit.0, fi, e.dst.0
-                );
+                let _ = writeln!(calls, "  f{}n{} -> f{}n{} [style=dashed label=\"call\"];", fi, e.src.0, c.callee.0, callee.entry.0);
+                let _ = writeln!(calls, "  f{}n{} -> f{}n{} [style=dashed label=\"return\"];", c.callee.0, callee.exit.0, fi, e.dst.0);
             }
         }
         out.push_str("  }\n");

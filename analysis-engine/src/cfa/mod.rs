@@ -73,7 +73,10 @@ pub struct Call {
 pub enum EdgeKind {
     Blank,
     /// `[cond]` when `truth`, `[!cond]` otherwise; `cond` is non-zero for true.
-    Assume { cond: Expr, truth: bool },
+    Assume {
+        cond: Expr,
+        truth: bool,
+    },
     Statement(Stmt),
     Declaration(Stmt),
     /// `return e;`: assigns the function's return variables and leads to the exit node.
@@ -329,13 +332,6 @@ impl Program {
 
     /// Functions that can call themselves, directly or through others.
     pub fn recursive_functions(&self) -> Vec<FuncId> {
-        self.func_ids()
-            .filter(|&f| {
-                self.cfa(f)
-                    .callees()
-                    .into_iter()
-                    .any(|g| self.reachable_functions(g).contains(&f))
-            })
-            .collect()
+        self.func_ids().filter(|&f| self.cfa(f).callees().into_iter().any(|g| self.reachable_functions(g).contains(&f))).collect()
     }
 }

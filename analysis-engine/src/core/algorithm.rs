@@ -105,17 +105,11 @@ impl<C: Cpa> Exploration<C> {
             }
             if tick % 4096 == 0 && resident_memory().is_some_and(|m| m > limits.max_memory) {
                 self.requeue(cpa, id);
-                return Outcome::Interrupted(Interrupt::Limit(format!(
-                    "memory limit reached ({} MB)",
-                    limits.max_memory >> 20
-                )));
+                return Outcome::Interrupted(Interrupt::Limit(format!("memory limit reached ({} MB)", limits.max_memory >> 20)));
             }
             if self.arg.live() >= limits.max_states {
                 self.requeue(cpa, id);
-                return Outcome::Interrupted(Interrupt::Limit(format!(
-                    "state limit reached ({} abstract states)",
-                    limits.max_states
-                )));
+                return Outcome::Interrupted(Interrupt::Limit(format!("state limit reached ({} abstract states)", limits.max_states)));
             }
             self.arg.node_mut(id).expanded = true;
             self.stats.expanded += 1;
@@ -184,12 +178,7 @@ impl<C: Cpa> Exploration<C> {
                 }
                 // stop
                 let covering = {
-                    let part: Vec<(ArgId, &C::State)> = self
-                        .arg
-                        .partition(&key)
-                        .iter()
-                        .map(|&r| (r, &self.arg.node(r).state))
-                        .collect();
+                    let part: Vec<(ArgId, &C::State)> = self.arg.partition(&key).iter().map(|&r| (r, &self.arg.node(r).state)).collect();
                     cpa.stop(&s, &part, &p)
                 };
                 let prio = cpa.priority(&s);

@@ -19,8 +19,8 @@ use crate::cfa::{EdgeKind, Program};
 use crate::core::cpa::{AbstractDomain, PrecisionStep};
 use crate::core::Cancel;
 use crate::cpa::location::Loc;
-use crate::cpa::predicate::pred::from_condition;
 use crate::cpa::predicate::precision::{PredId, PredPrecision, PredTable, MAX_PREDICATES};
+use crate::cpa::predicate::pred::from_condition;
 use crate::cpa::predicate::state::{Abstraction, PredState};
 use crate::cpa::value::precision::ValuePrecision;
 use crate::cpa::value::state::ValueState;
@@ -183,7 +183,9 @@ impl<'p> CombinedCpa<'p> {
     fn from_dnf(&self, dnf: &Dnf) -> Bdd {
         let clauses: Vec<BddPartialValuation> = dnf
             .iter()
-            .map(|cube| BddPartialValuation::from_values(&cube.iter().map(|&(id, b)| (BddVariable::from_index(id as usize), b)).collect::<Vec<_>>()))
+            .map(|cube| {
+                BddPartialValuation::from_values(&cube.iter().map(|&(id, b)| (BddVariable::from_index(id as usize), b)).collect::<Vec<_>>())
+            })
             .collect();
         self.vars.mk_dnf(&clauses)
     }
@@ -197,7 +199,14 @@ impl<'p> CombinedCpa<'p> {
         let cartesian = self.predicates.as_ref().is_some_and(|c| c.cartesian);
         let t0 = std::time::Instant::now();
         let result = abstraction(self.program, &table, &start, &s.block, &preds, cartesian, &self.cancel);
-        tracing::trace!("abstraction at {:?} over {} predicates, block depth {}: {:?} in {:?}", loc, preds.len(), s.block.depth(), result, t0.elapsed());
+        tracing::trace!(
+            "abstraction at {:?} over {} predicates, block depth {}: {:?} in {:?}",
+            loc,
+            preds.len(),
+            s.block.depth(),
+            result,
+            t0.elapsed()
+        );
         let region = match result {
             AbsResult::False => return None,
             AbsResult::GaveUp => self.vars.mk_true(),
@@ -294,10 +303,7 @@ impl<'p> DataCpa for CombinedCpa<'p> {
                 if new.value != reached.value {
                     return None;
                 }
-                Some(CState {
-                    value: reached.value.clone(),
-                    pred: Some(PredState { abs: b.abs.clone(), block: b.block.merge(&a.block) }),
-                })
+                Some(CState { value: reached.value.clone(), pred: Some(PredState { abs: b.abs.clone(), block: b.block.merge(&a.block) }) })
             }
             _ => match self.merge {
                 crate::core::cpa::MergeOp::Sep => None,

@@ -163,9 +163,12 @@ impl<'p, D: DataCpa> Cpa for CompositeCpa<'p, D> {
     }
 
     fn merge(&self, new: &Self::State, reached: &Self::State, prec: &Self::Precision) -> Option<Self::State> {
-        self.data
-            .merge(&new.data, &reached.data, prec, new.loc)
-            .map(|d| CompositeState { loc: new.loc, stack: new.stack.clone(), data: d, too_deep: new.too_deep })
+        self.data.merge(&new.data, &reached.data, prec, new.loc).map(|d| CompositeState {
+            loc: new.loc,
+            stack: new.stack.clone(),
+            data: d,
+            too_deep: new.too_deep,
+        })
     }
 
     fn stop(&self, s: &Self::State, reached: &[(ArgId, &Self::State)], _prec: &Self::Precision) -> Option<ArgId> {

@@ -22,10 +22,18 @@ pub enum OpKind<'a> {
     Edge(&'a EdgeKind),
     /// Entering `callee`; `recursive` if another activation of it is suspended (its locals
     /// must be saved).
-    Call { call: &'a Call, callee: FuncId, recursive: bool },
+    Call {
+        call: &'a Call,
+        callee: FuncId,
+        recursive: bool,
+    },
     /// Leaving `callee` back to the call site; `recursive` if a suspended activation of it
     /// resumes (its locals must be restored).
-    Return { call: &'a Call, callee: FuncId, recursive: bool },
+    Return {
+        call: &'a Call,
+        callee: FuncId,
+        recursive: bool,
+    },
 }
 
 /// One operation with its context.

@@ -73,11 +73,7 @@ impl LineMap {
             Err(i) => i.saturating_sub(1),
         };
         let e = &self.lines[idx];
-        SrcPos {
-            file: self.files[e.file as usize].clone(),
-            line: e.line,
-            col: (pp_offset.saturating_sub(e.pp_offset) + 1) as u32,
-        }
+        SrcPos { file: self.files[e.file as usize].clone(), line: e.line, col: (pp_offset.saturating_sub(e.pp_offset) + 1) as u32 }
     }
 
     /// The name the map reports for text outside any marker (the user's file).

@@ -33,12 +33,8 @@ pub struct SourceInput {
 impl SourceInput {
     /// Reads a file from disk.
     pub fn read(path: &Path) -> Result<SourceInput, FrontendError> {
-        let bytes = std::fs::read(path).map_err(|e| FrontendError::Io {
-            message: format!("cannot read {}: {}", path.display(), e),
-        })?;
-        let text = String::from_utf8(bytes).map_err(|_| FrontendError::Io {
-            message: format!("{} is not UTF-8 text", path.display()),
-        })?;
+        let bytes = std::fs::read(path).map_err(|e| FrontendError::Io { message: format!("cannot read {}: {}", path.display(), e) })?;
+        let text = String::from_utf8(bytes).map_err(|_| FrontendError::Io { message: format!("{} is not UTF-8 text", path.display()) })?;
         Ok(SourceInput { path: path.to_path_buf(), text })
     }
 
@@ -101,18 +97,10 @@ pub struct Parsed {
 /// Preprocesses and parses a buffer.
 pub fn parse(input: &SourceInput) -> Result<Parsed, FrontendError> {
     let name = input.display_name();
-    let (pp, follow_markers) = if input.is_preprocessed() {
-        (input.text.clone(), false)
-    } else {
-        (preprocess(input)?, true)
-    };
+    let (pp, follow_markers) = if input.is_preprocessed() { (input.text.clone(), false) } else { (preprocess(input)?, true) };
     if pp.len() > MAX_PP_BYTES {
         return Err(FrontendError::TooComplex {
-            message: format!(
-                "preprocessed input is {} bytes; the limit is {} bytes",
-                pp.len(),
-                MAX_PP_BYTES
-            ),
+            message: format!("preprocessed input is {} bytes; the limit is {} bytes", pp.len(), MAX_PP_BYTES),
             pos: SrcPos { file: name.as_str().into(), line: 1, col: 1 },
         });
     }
@@ -164,10 +152,7 @@ fn preprocess(input: &SourceInput) -> Result<String, FrontendError> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| FrontendError::Preprocess {
-            message: format!("cannot run the C preprocessor `{} -E`: {}", cc, e),
-            pos: None,
-        })?;
+        .map_err(|e| FrontendError::Preprocess { message: format!("cannot run the C preprocessor `{} -E`: {}", cc, e), pos: None })?;
     let mut text = String::with_capacity(input.text.len() + 64);
     text.push_str(&format!("#line 1 \"{}\"\n", name.replace('\\', "\\\\").replace('"', "\\\"")));
     text.push_str(&input.text);
@@ -179,10 +164,9 @@ fn preprocess(input: &SourceInput) -> Result<String, FrontendError> {
     let writer = std::thread::spawn(move || {
         let _ = stdin.write_all(text.as_bytes());
     });
-    let out = child.wait_with_output().map_err(|e| FrontendError::Preprocess {
-        message: format!("the C preprocessor failed: {}", e),
-        pos: None,
-    })?;
+    let out = child
+        .wait_with_output()
+        .map_err(|e| FrontendError::Preprocess { message: format!("the C preprocessor failed: {}", e), pos: None })?;
     let _ = writer.join();
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -199,10 +183,7 @@ fn preprocess(input: &SourceInput) -> Result<String, FrontendError> {
         };
         return Err(FrontendError::Preprocess { message, pos });
     }
-    String::from_utf8(out.stdout).map_err(|_| FrontendError::Preprocess {
-        message: "the preprocessed text is not UTF-8".into(),
-        pos: None,
-    })
+    String::from_utf8(out.stdout).map_err(|_| FrontendError::Preprocess { message: "the preprocessed text is not UTF-8".into(), pos: None })
 }
 
 /// Reads `file:line:col: error: …` as printed by gcc.
@@ -260,11 +241,7 @@ fn too_deep(pp: &str) -> Option<usize> {
 /// The token text at an offset, for error messages.
 fn token_at(src: &str, offset: usize) -> String {
     let rest = src.get(offset..).unwrap_or("");
-    let tok: String = rest
-        .chars()
-        .take_while(|c| !c.is_whitespace())
-        .take(24)
-        .collect();
+    let tok: String = rest.chars().take_while(|c| !c.is_whitespace()).take(24).collect();
     tok
 }
 

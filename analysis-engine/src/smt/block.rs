@@ -8,9 +8,9 @@ use std::collections::{BTreeSet, HashMap};
 use z3::ast::{Array, Bool};
 
 use crate::cfa::{Call, EdgeId, EdgeKind, NodeId, Program};
-use crate::cpa::{OpCtx, OpKind};
-use crate::cpa::location::Loc;
 use crate::core::Op;
+use crate::cpa::location::Loc;
+use crate::cpa::{OpCtx, OpKind};
 use crate::ir::{FuncId, LValue, Stmt, VarId};
 use crate::smt::encode::{Encoder, VTerm};
 
@@ -145,7 +145,12 @@ pub(crate) fn encode_block<'p>(
                 _ => {
                     // The edge's conditions (its assumption, no undefined behaviour) hold
                     // on the paths through it only.
-                    let ctx = OpCtx { op: Op::Edge(func, eid), kind: OpKind::Edge(&e.kind), from: Loc { func, node: n }, to: Loc { func, node: e.dst } };
+                    let ctx = OpCtx {
+                        op: Op::Edge(func, eid),
+                        kind: OpKind::Edge(&e.kind),
+                        from: Loc { func, node: n },
+                        to: Loc { func, node: e.dst },
+                    };
                     enc.guards = Some(Vec::new());
                     let _ = enc.op(&ctx);
                     let mut conds = enc.guards.take().unwrap_or_default();

@@ -87,9 +87,7 @@ impl DagFormula {
         let mut out = Vec::new();
         let mut cur = self.incoming.len().checked_sub(1)?;
         while !self.incoming[cur].is_empty() {
-            let (j, op, rec, _) = self.incoming[cur]
-                .iter()
-                .find(|(_, _, _, e)| m.eval(e, true).and_then(|b| b.as_bool()) == Some(true))?;
+            let (j, op, rec, _) = self.incoming[cur].iter().find(|(_, _, _, e)| m.eval(e, true).and_then(|b| b.as_bool()) == Some(true))?;
             out.push((*op, *rec));
             cur = *j;
         }

@@ -33,7 +33,11 @@ pub(crate) enum Theory {
     /// Mathematical integers; with `ranges`, every value is constrained to its C type's range;
     /// with `exact`, arithmetic wraps around as in C (and values are in range); with
     /// `parity`, a product of two unknowns (an unconstrained value) keeps its parity.
-    Int { ranges: bool, exact: bool, parity: bool },
+    Int {
+        ranges: bool,
+        exact: bool,
+        parity: bool,
+    },
 }
 
 #[derive(Clone)]
@@ -204,11 +208,7 @@ impl<'p> Encoder<'p> {
         }
         let (lo, hi) = (Int::from_i128(t.min()), Int::from_i128(t.max()));
         let m = Int::from_i128(1i128 << t.bits);
-        let wrapped = if t.signed {
-            Int::add(&[Int::sub(&[r.clone(), lo.clone()]).modulo(&m), lo.clone()])
-        } else {
-            r.modulo(&m)
-        };
+        let wrapped = if t.signed { Int::add(&[Int::sub(&[r.clone(), lo.clone()]).modulo(&m), lo.clone()]) } else { r.modulo(&m) };
         Bool::and(&[&r.ge(&lo), &r.le(&hi)]).ite(&r, &wrapped)
     }
 
@@ -330,9 +330,7 @@ impl<'p> Encoder<'p> {
                     (UnOp::BitNot, Theory::BitVec) => Dynamic::from_ast(&bv(&x.t).bvnot()),
                     (UnOp::Neg, Theory::Int { .. }) => Dynamic::from_ast(&self.wrap(int(&x.t).unary_minus(), *t)),
                     // ~x = -x - 1 on two's-complement integers (always in range).
-                    (UnOp::BitNot, Theory::Int { .. }) => {
-                        Dynamic::from_ast(&Int::sub(&[int(&x.t).unary_minus(), Int::from_i64(1)]))
-                    }
+                    (UnOp::BitNot, Theory::Int { .. }) => Dynamic::from_ast(&Int::sub(&[int(&x.t).unary_minus(), Int::from_i64(1)])),
                 };
                 let taint = if *op == UnOp::LNot { null_test(x.taint) } else { computed(x.taint) };
                 Term { t: d, taint }

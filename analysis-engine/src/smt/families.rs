@@ -121,7 +121,8 @@ impl Qe {
     /// `∃ (symbols of f not in keep). f`, quantifier-free.
     fn project(&mut self, f: &Bool, keep: &BTreeSet<String>) -> Result<Bool, DagFailure> {
         self.cancel.check().map_err(|i| DagFailure::GaveUp(i.describe()))?;
-        let bound: Vec<Dynamic> = symbols_of(std::slice::from_ref(f)).into_iter().filter(|(n, _)| !keep.contains(n)).map(|(_, d)| d).collect();
+        let bound: Vec<Dynamic> =
+            symbols_of(std::slice::from_ref(f)).into_iter().filter(|(n, _)| !keep.contains(n)).map(|(_, d)| d).collect();
         if bound.is_empty() {
             return Ok(f.simplify());
         }
@@ -129,7 +130,8 @@ impl Qe {
         let refs: Vec<&dyn Ast> = bound.iter().map(|d| d as &dyn Ast).collect();
         let goal = Goal::new(false, false, false);
         goal.assert(&z3::ast::exists_const(&refs, &[], f));
-        let elim = Tactic::new("simplify").and_then(&Tactic::new("qe-light")).and_then(&Tactic::new("qe")).and_then(&Tactic::new("simplify"));
+        let elim =
+            Tactic::new("simplify").and_then(&Tactic::new("qe-light")).and_then(&Tactic::new("qe")).and_then(&Tactic::new("simplify"));
         let mut r = self.apply(elim, &goal)?;
         if has_quantifier(&r) {
             // `qe` gives up on some divisibility constraints; model-based projection does not.

@@ -18,7 +18,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use z3::ast::{Ast, Bool, Dynamic, Int, Real};
-use z3::{AstKind, DeclKind, FuncDecl, Fixedpoint, Goal, Params, SatResult, Sort, Tactic};
+use z3::{AstKind, DeclKind, Fixedpoint, FuncDecl, Goal, Params, SatResult, Sort, Tactic};
 
 use crate::cfa::Program;
 use crate::core::Cancel;
@@ -235,7 +235,8 @@ pub(crate) fn sequence_interpolant_formulas_in(
         // An encoding with another one after it gets a shorter Spacer query: Spacer either
         // answers a path of a few blocks in milliseconds or not within seconds (seen: 10 s
         // for nothing on a six-block path with the C ranges, 30 ms without them).
-        let spacer_cancel = if i + 1 < encodings.len() { cancel.child(Some(std::time::Duration::from_millis(SPACER_FIRST_MS))) } else { cancel.clone() };
+        let spacer_cancel =
+            if i + 1 < encodings.len() { cancel.child(Some(std::time::Duration::from_millis(SPACER_FIRST_MS))) } else { cancel.clone() };
         let path = EncodedPath::with_theory(p, blocks, theory);
         if !path.infeasible(cancel) {
             continue;
@@ -412,7 +413,8 @@ fn qe_core(path: &EncodedPath, cancel: &Cancel) -> Result<Vec<Bool>, String> {
         parts.extend(path.blocks[k].iter().cloned());
         let f = and(&parts);
         let keep: BTreeSet<String> = path.shared[k].iter().map(|d| d.decl().name()).collect();
-        let locals: Vec<Dynamic> = symbols_of(std::slice::from_ref(&f)).into_iter().filter(|(n, _)| !keep.contains(n)).map(|(_, d)| d).collect();
+        let locals: Vec<Dynamic> =
+            symbols_of(std::slice::from_ref(&f)).into_iter().filter(|(n, _)| !keep.contains(n)).map(|(_, d)| d).collect();
         let projected = if locals.is_empty() {
             f
         } else {
@@ -619,7 +621,8 @@ fn farkas_case(path: &EncodedPath, rs: &[Row], cancel: &Cancel) -> Result<Vec<Bo
     }
     let syms: BTreeSet<&String> = rs.iter().flat_map(|r| r.coeffs.keys()).collect();
     for sym in syms {
-        let terms: Vec<Real> = lambdas.iter().zip(rs).filter_map(|(l, r)| r.coeffs.get(sym).map(|c| Real::mul(&[l.clone(), real(*c)]))).collect();
+        let terms: Vec<Real> =
+            lambdas.iter().zip(rs).filter_map(|(l, r)| r.coeffs.get(sym).map(|c| Real::mul(&[l.clone(), real(*c)]))).collect();
         if !terms.is_empty() {
             s.assert(&Real::add(&terms).eq(&real(0)));
         }
@@ -682,7 +685,6 @@ fn gcd(a: i128, b: i128) -> i128 {
     a.max(1)
 }
 
-
 #[cfg(test)]
 pub(crate) mod tests_support {
     use super::*;
@@ -697,7 +699,14 @@ pub(crate) mod tests_support {
 
     /// The first path (by DFS, ignoring feasibility) from the start to a target node.
     pub fn path_to_target(p: &Program) -> Vec<OpCtx<'_>> {
-        fn dfs<'p>(p: &'p Program, f: crate::ir::FuncId, n: crate::cfa::NodeId, stack: &mut Vec<(crate::ir::FuncId, crate::cfa::EdgeId)>, out: &mut Vec<OpCtx<'p>>, depth: usize) -> bool {
+        fn dfs<'p>(
+            p: &'p Program,
+            f: crate::ir::FuncId,
+            n: crate::cfa::NodeId,
+            stack: &mut Vec<(crate::ir::FuncId, crate::cfa::EdgeId)>,
+            out: &mut Vec<OpCtx<'p>>,
+            depth: usize,
+        ) -> bool {
             let cfa = p.cfa(f);
             if cfa.node(n).target.is_some() {
                 return true;
@@ -884,7 +893,8 @@ mod coverage {
         let mut wins = [0usize; 3];
         let mut total = 0;
         for _ in 0..20 {
-            let updates: Vec<(usize, usize, i64)> = (0..1 + next(6)).map(|_| (next(4) as usize, next(4) as usize, next(40) as i64 - 20)).collect();
+            let updates: Vec<(usize, usize, i64)> =
+                (0..1 + next(6)).map(|_| (next(4) as usize, next(4) as usize, next(40) as i64 - 20)).collect();
             let src = program(&updates, (next(4) as usize, next(4) as usize));
             let p = load(&src);
             let ops = path_to_target(&p);

@@ -37,7 +37,10 @@ use crate::smt::{check, solver, Sat};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum MaxOutcome {
     /// The supremum, confirmed by a plain query, with the path taken at the optimum.
-    Bound { value: i128, path: Option<Vec<u32>> },
+    Bound {
+        value: i128,
+        path: Option<Vec<u32>>,
+    },
     /// Nothing above the given lower bound (the "strictly better" lemma is unsatisfiable).
     NotBetter,
     Unbounded,

@@ -13,8 +13,8 @@ use crate::cfa::Program;
 use crate::core::{Cancel, Op};
 use crate::cpa::predicate::state::Block;
 use crate::cpa::OpCtx;
-use crate::smt::dag::{encode_dag, DagFormula};
 use crate::ir::{IntTy, VarId};
+use crate::smt::dag::{encode_dag, DagFormula};
 use crate::smt::encode::{value_of, Encoder, Theory};
 use crate::smt::{check, solver, Sat, QUERY_TIMEOUT_MS};
 

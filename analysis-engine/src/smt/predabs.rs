@@ -12,9 +12,9 @@ use z3::SatResult;
 
 use crate::cfa::Program;
 use crate::core::Cancel;
-use crate::cpa::predicate::pred::{LinPred, Rel};
-use crate::cpa::predicate::precision::{PredId, PredTable};
 use crate::cpa::op_ctx;
+use crate::cpa::predicate::precision::{PredId, PredTable};
+use crate::cpa::predicate::pred::{LinPred, Rel};
 use crate::cpa::predicate::state::Block;
 use crate::ir::{VarId, VarKind};
 use crate::smt::dag::encode_dag;
@@ -128,9 +128,9 @@ pub enum AbsResult {
 /// True if some operation of the block is an assumption (which could make it infeasible).
 fn has_assume(p: &Program, block: &Block) -> bool {
     block.topological().iter().filter_map(|b| b.node()).any(|n| {
-        n.preds.iter().any(|(_, op, rec)| {
-            matches!(op_ctx(p, *op, *rec).kind, crate::cpa::OpKind::Edge(crate::cfa::EdgeKind::Assume { .. }))
-        })
+        n.preds
+            .iter()
+            .any(|(_, op, rec)| matches!(op_ctx(p, *op, *rec).kind, crate::cpa::OpKind::Edge(crate::cfa::EdgeKind::Assume { .. })))
     })
 }
 
@@ -163,10 +163,7 @@ pub fn abstraction(
     let s = solver(cancel, QUERY_MS);
     s.assert(&dag.reach);
     let end = enc.cur.clone();
-    let lits: Vec<(PredId, Bool)> = preds
-        .iter()
-        .filter_map(|&id| pred_formula(&mut enc, table.get(id), &end).map(|f| (id, f)))
-        .collect();
+    let lits: Vec<(PredId, Bool)> = preds.iter().filter_map(|&id| pred_formula(&mut enc, table.get(id), &end).map(|f| (id, f))).collect();
     s.assert(&pre);
     for c in &enc.constraints {
         s.assert(c);

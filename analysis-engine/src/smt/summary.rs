@@ -212,7 +212,8 @@ impl EdgeRule {
 
     /// The target valuations reachable from source valuation `val`.
     pub fn image(&self, val: Valuation) -> Image {
-        let assumptions: Vec<Bool> = self.pre.iter().enumerate().map(|(i, m)| if val >> i & 1 == 1 { m.clone() } else { m.not() }).collect();
+        let assumptions: Vec<Bool> =
+            self.pre.iter().enumerate().map(|(i, m)| if val >> i & 1 == 1 { m.clone() } else { m.not() }).collect();
         self.solver.push();
         let r = self.all_sat(&assumptions);
         self.solver.pop(1);
@@ -316,7 +317,13 @@ pub fn call_image(p: &Program, f: FuncId, e: crate::cfa::EdgeId, pre: &[Pred], v
 /// versions, the values at its exit, at which `at_exit` is called (the callee's frame is
 /// current then). Back in the caller's frame (memory reached through pointers havocked), the
 /// results are assigned. Returns the links of the entry copies.
-pub(crate) fn encode_eval(p: &Program, enc: &mut Encoder, call: &crate::cfa::Call, copies: &[(VarId, VarId)], at_exit: &mut dyn FnMut(&mut Encoder)) -> Vec<Bool> {
+pub(crate) fn encode_eval(
+    p: &Program,
+    enc: &mut Encoder,
+    call: &crate::cfa::Call,
+    copies: &[(VarId, VarId)],
+    at_exit: &mut dyn FnMut(&mut Encoder),
+) -> Vec<Bool> {
     let g = call.callee;
     let globals_at_call: Vec<(VarId, u32)> = (0..p.globals.len()).map(|i| (VarId::global(i), enc.version(VarId::global(i)))).collect();
     let (_, saved) = enter(p, enc, call);
@@ -490,7 +497,11 @@ pub fn path_predicates(
                 if callee == h {
                     let cp = copies(h);
                     let params = &p.cfa(h).params;
-                    let add = |from: String, copy: VarId, offset: i128, subst: &mut Vec<(Int, Int)>, scope: &mut HashMap<String, (VarId, u32)>| {
+                    let add = |from: String,
+                               copy: VarId,
+                               offset: i128,
+                               subst: &mut Vec<(Int, Int)>,
+                               scope: &mut HashMap<String, (VarId, u32)>| {
                         if scope.contains_key(&from) || !names.contains_key(&from) {
                             return;
                         }

@@ -230,7 +230,9 @@ fn atoms(f: &Dynamic, out: &mut Vec<Bool>, seen: &mut HashSet<Dynamic>) {
     let ch = f.children();
     let is_bool = |d: &Dynamic| d.as_bool().is_some();
     match f.decl().kind() {
-        DeclKind::And | DeclKind::Or | DeclKind::Not | DeclKind::Implies | DeclKind::Xor | DeclKind::Iff => ch.iter().for_each(|c| atoms(c, out, seen)),
+        DeclKind::And | DeclKind::Or | DeclKind::Not | DeclKind::Implies | DeclKind::Xor | DeclKind::Iff => {
+            ch.iter().for_each(|c| atoms(c, out, seen))
+        }
         DeclKind::Ite => ch.iter().filter(|c| is_bool(c)).for_each(|c| atoms(c, out, seen)),
         DeclKind::Eq if ch.len() == 2 && is_bool(&ch[0]) => ch.iter().for_each(|c| atoms(c, out, seen)),
         DeclKind::Eq | DeclKind::Le | DeclKind::Ge | DeclKind::Lt | DeclKind::Gt | DeclKind::Distinct => {
@@ -271,7 +273,10 @@ fn c_text(d: &Dynamic, names: &HashMap<String, String>) -> String {
             // `t + (-1 * u)` reads `t - u`.
             let mut out = wrap(&ch[0]);
             for (c, text) in d.children().iter().zip(&ch).skip(1) {
-                let neg = c.kind() == AstKind::App && c.decl().kind() == DeclKind::Mul && c.num_children() == 2 && c.children()[0].to_string() == "(- 1)";
+                let neg = c.kind() == AstKind::App
+                    && c.decl().kind() == DeclKind::Mul
+                    && c.num_children() == 2
+                    && c.children()[0].to_string() == "(- 1)";
                 match neg {
                     true => out += &format!(" - {}", wrap(&c_text(&c.children()[1], names))),
                     false => out += &format!(" + {}", wrap(text)),
@@ -294,7 +299,14 @@ fn c_text(d: &Dynamic, names: &HashMap<String, String>) -> String {
 /// approximation cannot be refined, by interpolation as HJMM04): the atoms of sequence
 /// interpolants of the path cut after every operation; when interpolation fails or gives
 /// nothing new, the atoms of the path's branch conditions. Returns how many were added.
-pub fn discover(p: &Program, ops: &[OpCtx], preds: &mut Predicates, order: &[Strategy], max: usize, cancel: &Cancel) -> Result<usize, String> {
+pub fn discover(
+    p: &Program,
+    ops: &[OpCtx],
+    preds: &mut Predicates,
+    order: &[Strategy],
+    max: usize,
+    cancel: &Cancel,
+) -> Result<usize, String> {
     let before = preds.len();
     let mut failure = None;
     let mut found: Vec<Bool> = Vec::new();
@@ -376,7 +388,14 @@ fn literal(step: usize, l: Lit) -> Bool {
 /// Symmetric transition interpolants for `ops` under `preds` (seed 003 §6.1), by route I6.
 /// `approx[i]` is the current approximation of operation `i` (it is implied by the exact
 /// abstraction, so it seeds `C_i`). Counts solver queries in `queries`.
-pub fn transition_interpolants(p: &Program, preds: &Predicates, ops: &[OpCtx], approx: &[&[Clause]], queries: &mut u64, cancel: &Cancel) -> PathCheck {
+pub fn transition_interpolants(
+    p: &Program,
+    preds: &Predicates,
+    ops: &[OpCtx],
+    approx: &[&[Clause]],
+    queries: &mut u64,
+    cancel: &Cancel,
+) -> PathCheck {
     let n = preds.len();
     let vars = all_vars(p);
     // The exact abstract step formulas, concrete symbols fresh per step.
@@ -540,10 +559,10 @@ mod tests {
         let n = preds.len();
         let k = ops.len();
         let vars = BddVariableSet::new_anonymous(((k + 1) * n) as u16);
-        let at = |step: usize, l: &Lit| vars.mk_literal(BddVariable::from_index((step + l.next as usize) * n + l.pred as usize), l.positive);
-        let step_bdd = |i: usize| {
-            itps[i].iter().fold(vars.mk_true(), |acc, c| acc.and(&c.iter().fold(vars.mk_false(), |d, l| d.or(&at(i, l)))))
-        };
+        let at =
+            |step: usize, l: &Lit| vars.mk_literal(BddVariable::from_index((step + l.next as usize) * n + l.pred as usize), l.positive);
+        let step_bdd =
+            |i: usize| itps[i].iter().fold(vars.mk_true(), |acc, c| acc.and(&c.iter().fold(vars.mk_false(), |d, l| d.or(&at(i, l)))));
         let all = (0..k).fold(vars.mk_true(), |acc, i| acc.and(&step_bdd(i)));
         assert!(all.is_false(), "the transition interpolants rule out the path");
         // The store `a[x] = y`.

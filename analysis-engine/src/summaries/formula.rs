@@ -226,7 +226,8 @@ mod tests {
 
     #[test]
     fn interpolants_read_as_one_predicate_in_a_normal_form() {
-        let vars: HashMap<String, (VarId, u32)> = ["x", "y", "z"].iter().enumerate().map(|(i, n)| (n.to_string(), (VarId::global(i), 0))).collect();
+        let vars: HashMap<String, (VarId, u32)> =
+            ["x", "y", "z"].iter().enumerate().map(|(i, n)| (n.to_string(), (VarId::global(i), 0))).collect();
         let [x, y, z] = ["x", "y", "z"].map(Int::new_const);
         let (xy, z0) = (x.eq(&y), z.eq(&Int::from_i64(0)));
         let z_atom = Pred::Atom(LinPred::new(vec![(VarId::global(2), 1)], 0, Rel::Eq).expect("an atom"));
@@ -234,10 +235,16 @@ mod tests {
         let f = Bool::or(&[&Bool::and(&[&xy, &z0]), &Bool::and(&[&z0, &xy])]);
         assert_eq!(Pred::from_formula(&f, &vars), Some(Pred::And(vec![eq(0, 1), z_atom.clone()])));
         let g = Bool::and(&[&x.eq(&y).not(), &z0.not()]).not();
-        assert_eq!(Pred::from_formula(&g, &vars), Some(Pred::And(vec![Pred::Not(Box::new(eq(0, 1))), Pred::Not(Box::new(z_atom.clone()))])));
+        assert_eq!(
+            Pred::from_formula(&g, &vars),
+            Some(Pred::And(vec![Pred::Not(Box::new(eq(0, 1))), Pred::Not(Box::new(z_atom.clone()))]))
+        );
         // `ite(c, a, b)` is `(c && a) || (!c && b)`.
         let h = xy.ite(&z0, &z0.not());
-        let want = Pred::Or(vec![Pred::And(vec![eq(0, 1), z_atom.clone()]), Pred::And(vec![Pred::Not(Box::new(eq(0, 1))), Pred::Not(Box::new(z_atom))])]);
+        let want = Pred::Or(vec![
+            Pred::And(vec![eq(0, 1), z_atom.clone()]),
+            Pred::And(vec![Pred::Not(Box::new(eq(0, 1))), Pred::Not(Box::new(z_atom))]),
+        ]);
         assert_eq!(Pred::from_formula(&h, &vars), Some(want));
         // Constants, symbols outside the vocabulary and too many atoms make no predicate.
         assert_eq!(Pred::from_formula(&Bool::from_bool(true), &vars), None);

@@ -81,7 +81,14 @@ pub struct SummaryConfig {
 
 impl Default for SummaryConfig {
     fn default() -> Self {
-        SummaryConfig { max_refinements: 200, interpolation: Strategy::ALL.to_vec(), dag: true, family: None, scope: Scope::Function, form: Form::Atoms }
+        SummaryConfig {
+            max_refinements: 200,
+            interpolation: Strategy::ALL.to_vec(),
+            dag: true,
+            family: None,
+            scope: Scope::Function,
+            form: Form::Atoms,
+        }
     }
 }
 
@@ -330,7 +337,11 @@ impl<'a, 'p> Analysis<'a, 'p> {
                                     Err(why) => return (tab, self.gave_up(why)),
                                 };
                                 for v in vals {
-                                    self.add(&mut tab, Fact { func: fact.func, node: edge.dst, ctx: fact.ctx, val: v }, Why::Return(fact, x, e));
+                                    self.add(
+                                        &mut tab,
+                                        Fact { func: fact.func, node: edge.dst, ctx: fact.ctx, val: v },
+                                        Why::Return(fact, x, e),
+                                    );
                                 }
                             }
                         }
@@ -633,7 +644,13 @@ pub fn run<'p>(w: &'p program::WithCopies, cfg: &SummaryConfig, cancel: &Cancel,
             continue;
         };
         let steps = with_context(p, &ops);
-        tracing::debug!("summaries: round {} reaches {:?} after {} facts; counterexample of {} operations", result.refinements, key, tab.why.len(), steps.len());
+        tracing::debug!(
+            "summaries: round {} reaches {:?} after {} facts; counterexample of {} operations",
+            result.refinements,
+            key,
+            tab.why.len(),
+            steps.len()
+        );
         let ctxs: Vec<OpCtx> = steps.iter().map(|(o, _)| *o).collect();
         result.smt_queries += 1;
         match check_path(p, &ctxs, cancel) {

@@ -4,9 +4,9 @@
 
 use std::collections::HashMap;
 
+use super::formula::Pred;
 use crate::cfa::NodeId;
 use crate::ir::FuncId;
-use super::formula::Pred;
 
 /// Predicates one control point may have (valuations are 64-bit words; the abstract images
 /// enumerate valuations, so fewer keep them cheap).

@@ -27,10 +27,8 @@ pub struct WithCopies {
 pub fn with_entry_copies(p: &Program) -> WithCopies {
     let mut out = p.clone();
     let mut copies = vec![Vec::new(); p.functions.len()];
-    let scalar_globals: Vec<VarId> = (0..p.globals.len())
-        .map(VarId::global)
-        .filter(|&v| matches!(p.var(v).kind, VarKind::Int(_)))
-        .collect();
+    let scalar_globals: Vec<VarId> =
+        (0..p.globals.len()).map(VarId::global).filter(|&v| matches!(p.var(v).kind, VarKind::Int(_))).collect();
     let globals: Vec<VarId> = if scalar_globals.len() <= MAX_GLOBAL_COPIES { scalar_globals } else { Vec::new() };
     for f in p.func_ids() {
         if f == p.start {
@@ -49,10 +47,23 @@ pub fn with_entry_copies(p: &Program) -> WithCopies {
             let info = p.var(orig).clone();
             let VarKind::Int(ty) = info.kind else { continue };
             let copy = VarId::local(f, cfa.locals.len());
-            cfa.locals.push(VarInfo { name: format!("{}@entry", info.name), kind: VarKind::Int(ty), synthetic: true, pointer: info.pointer });
+            cfa.locals.push(VarInfo {
+                name: format!("{}@entry", info.name),
+                kind: VarKind::Int(ty),
+                synthetic: true,
+                pointer: info.pointer,
+            });
             let node = NodeId(cfa.nodes.len() as u32);
             let edge = EdgeId(cfa.edges.len() as u32);
-            cfa.nodes.push(CfaNode { out: vec![edge], inc: Vec::new(), loop_head: false, target: None, terminal: false, rpo: u32::MAX, span: Span::default() });
+            cfa.nodes.push(CfaNode {
+                out: vec![edge],
+                inc: Vec::new(),
+                loop_head: false,
+                target: None,
+                terminal: false,
+                rpo: u32::MAX,
+                span: Span::default(),
+            });
             cfa.edges.push(CfaEdge {
                 src: node,
                 dst: chain_start,

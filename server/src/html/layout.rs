@@ -128,7 +128,15 @@ fn layers(n_nodes: usize, entry: usize, edges: &[(usize, usize)]) -> (Vec<Option
                 .map(|&n| {
                     let nbrs: Vec<f64> = fwd
                         .iter()
-                        .filter_map(|&(a, b)| if down && b == n { Some(pos[a]) } else if !down && a == n { Some(pos[b]) } else { None })
+                        .filter_map(|&(a, b)| {
+                            if down && b == n {
+                                Some(pos[a])
+                            } else if !down && a == n {
+                                Some(pos[b])
+                            } else {
+                                None
+                            }
+                        })
                         .collect();
                     let key = if nbrs.is_empty() { pos[n] } else { nbrs.iter().sum::<f64>() / nbrs.len() as f64 };
                     (key, n)

@@ -205,7 +205,11 @@ fn lock(cache: &Mutex<UnitCache>) -> std::sync::MutexGuard<'_, UnitCache> {
 
 /// Loads a buffer and puts back the old `Arc` of every function whose automaton is equal.
 /// Returns the program and how many automata were reused.
-pub fn load_incremental(input: &SourceInput, model: DataModel, old: Option<&Program>) -> Result<(Program, usize), analysis_engine::LoadError> {
+pub fn load_incremental(
+    input: &SourceInput,
+    model: DataModel,
+    old: Option<&Program>,
+) -> Result<(Program, usize), analysis_engine::LoadError> {
     let mut program = analysis_engine::load(input, model)?;
     let mut reused = 0;
     if let Some(old) = old {
@@ -277,7 +281,14 @@ fn first_lines(program: &Program) -> HashMap<String, u32> {
 
 fn rel(r: &SrcRange, func: &str, lines: &HashMap<String, u32>) -> RelRange {
     let base = lines.get(func).copied().unwrap_or(0) as i64;
-    RelRange { func: func.to_string(), file: r.file.clone(), line: r.line as i64 - base, col: r.col, end_line: r.end_line as i64 - base, end_col: r.end_col }
+    RelRange {
+        func: func.to_string(),
+        file: r.file.clone(),
+        line: r.line as i64 - base,
+        col: r.col,
+        end_line: r.end_line as i64 - base,
+        end_col: r.end_col,
+    }
 }
 
 /// Relative form of a unit's report.
@@ -311,7 +322,11 @@ fn relativize(report: &Report, program: &Program) -> RelUnit {
                     .collect(),
             })
             .collect(),
-        invariants: report.invariants.iter().map(|i| (rel(&i.range, &i.function, &lines), i.expr.clone(), i.source.clone(), i.inductive)).collect(),
+        invariants: report
+            .invariants
+            .iter()
+            .map(|i| (rel(&i.range, &i.function, &lines), i.expr.clone(), i.source.clone(), i.inductive))
+            .collect(),
         unreachable: report.unreachable.iter().map(|r| rel(r, &func_of(r), &lines)).collect(),
         analysis: report.analysis.clone(),
         time_ms: report.stats.time_ms,
@@ -369,7 +384,15 @@ fn view(unit: &RelUnit, root: &str, functions: Vec<String>, program: &Program, d
                         .iter()
                         .filter_map(|s| {
                             let (uri, range) = abs(&s.range, &lines, doc)?;
-                            Some(StepView { uri, range, function: s.function.clone(), text: s.text.clone(), values: s.values.clone(), input: s.input.clone(), branch: s.branch })
+                            Some(StepView {
+                                uri,
+                                range,
+                                function: s.function.clone(),
+                                text: s.text.clone(),
+                                values: s.values.clone(),
+                                input: s.input.clone(),
+                                branch: s.branch,
+                            })
                         })
                         .collect(),
                 })
@@ -379,7 +402,13 @@ fn view(unit: &RelUnit, root: &str, functions: Vec<String>, program: &Program, d
             .invariants
             .iter()
             .filter_map(|(r, expr, source, inductive)| {
-                Some(InvariantView { function: r.func.clone(), range: here(r)?, expr: expr.clone(), source: source.clone(), inductive: *inductive })
+                Some(InvariantView {
+                    function: r.func.clone(),
+                    range: here(r)?,
+                    expr: expr.clone(),
+                    source: source.clone(),
+                    inductive: *inductive,
+                })
             })
             .collect(),
         unreachable: unit.unreachable.iter().filter_map(|r| Some((r.func.clone(), here(r)?))).collect(),

@@ -30,13 +30,23 @@ impl Progress {
             let send = |value: WorkDoneProgress| {
                 let client = client.clone();
                 let token = token.clone();
-                async move { client.send_notification::<ProgressNotification>(ProgressParams { token, value: ProgressParamsValue::WorkDone(value) }).await }
+                async move {
+                    client
+                        .send_notification::<ProgressNotification>(ProgressParams { token, value: ProgressParamsValue::WorkDone(value) })
+                        .await
+                }
             };
-            send(WorkDoneProgress::Begin(WorkDoneProgressBegin { title, cancellable: Some(true), message: None, percentage: Some(0) })).await;
+            send(WorkDoneProgress::Begin(WorkDoneProgressBegin { title, cancellable: Some(true), message: None, percentage: Some(0) }))
+                .await;
             while let Some(m) = rx.recv().await {
                 match m {
                     Msg::Report(message, pct) => {
-                        send(WorkDoneProgress::Report(WorkDoneProgressReport { cancellable: Some(true), message: Some(message), percentage: Some(pct) })).await
+                        send(WorkDoneProgress::Report(WorkDoneProgressReport {
+                            cancellable: Some(true),
+                            message: Some(message),
+                            percentage: Some(pct),
+                        }))
+                        .await
                     }
                     Msg::End(message) => {
                         send(WorkDoneProgress::End(WorkDoneProgressEnd { message: Some(message) })).await;

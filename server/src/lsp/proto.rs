@@ -109,11 +109,7 @@ pub fn file_uri(file: &str, doc_path: &Path, doc_uri: &Url) -> Option<Url> {
         return Some(doc_uri.clone());
     }
     let p = Path::new(file);
-    let abs = if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        doc_path.parent().unwrap_or(Path::new("/")).join(p)
-    };
+    let abs = if p.is_absolute() { p.to_path_buf() } else { doc_path.parent().unwrap_or(Path::new("/")).join(p) };
     Url::from_file_path(abs).ok()
 }
 

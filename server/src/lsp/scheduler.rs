@@ -36,10 +36,20 @@ use crate::lsp::session::Session;
 #[derive(Debug)]
 pub enum Request {
     /// The document was opened, changed or saved: re-parse it (and verify when `verify`).
-    Edited { uri: Url, verify: bool, debounce: bool },
+    Edited {
+        uri: Url,
+        verify: bool,
+        debounce: bool,
+    },
     /// Verify now (commands), the given units even when cached.
-    Verify { uri: Url, force: Force, focus_function: Option<String> },
-    Closed { uri: Url },
+    Verify {
+        uri: Url,
+        force: Force,
+        focus_function: Option<String>,
+    },
+    Closed {
+        uri: Url,
+    },
     /// The settings changed: every open file is re-checked with them.
     SettingsChanged,
     CancelProgress(NumberOrString),
@@ -215,7 +225,12 @@ impl Loop {
         let slot = self.slots.entry(uri).or_default();
         slot.pending = Some(match slot.pending.take() {
             None => Pending { due, verify, force, focus_function },
-            Some(p) => Pending { due, verify: p.verify || verify, force: merge_force(p.force, force), focus_function: focus_function.or(p.focus_function) },
+            Some(p) => Pending {
+                due,
+                verify: p.verify || verify,
+                force: merge_force(p.force, force),
+                focus_function: focus_function.or(p.focus_function),
+            },
         });
     }
 

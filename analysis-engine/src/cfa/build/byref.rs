@@ -14,9 +14,8 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use lang_c::ast::{
-    Declaration, DeclarationSpecifier, Declarator, DeclaratorKind, DerivedDeclarator, Expression,
-    ExternalDeclaration, FunctionDefinition, MemberOperator, StorageClassSpecifier, StructKind,
-    TranslationUnit, TypeSpecifier, UnaryOperator,
+    Declaration, DeclarationSpecifier, Declarator, DeclaratorKind, DerivedDeclarator, Expression, ExternalDeclaration, FunctionDefinition,
+    MemberOperator, StorageClassSpecifier, StructKind, TranslationUnit, TypeSpecifier, UnaryOperator,
 };
 use lang_c::span::Span;
 use lang_c::visit::{self, Visit};
@@ -81,9 +80,10 @@ impl Facts {
                 if m.node.operator.node == MemberOperator::Indirect
                     && self.in_address == 0
                     && Self::ident(&m.node.expression.node).is_some() => {}
-            Expression::UnaryOperator(u) if u.node.operator.node == UnaryOperator::Indirection
-                && self.in_address == 0
-                && Self::ident(&u.node.operand.node).is_some() => {}
+            Expression::UnaryOperator(u)
+                if u.node.operator.node == UnaryOperator::Indirection
+                    && self.in_address == 0
+                    && Self::ident(&u.node.operand.node).is_some() => {}
             Expression::UnaryOperator(u) if u.node.operator.node == UnaryOperator::Address => {
                 self.in_address += 1;
                 visit::visit_expression(self, e, span);
@@ -97,9 +97,7 @@ impl Facts {
                 for a in &c.node.arguments {
                     let shape = match &a.node {
                         Expression::Identifier(id) if self.in_address == 0 => Arg::Ident(id.node.name.clone()),
-                        Expression::UnaryOperator(u)
-                            if u.node.operator.node == UnaryOperator::Address && self.in_address == 0 =>
-                        {
+                        Expression::UnaryOperator(u) if u.node.operator.node == UnaryOperator::Address && self.in_address == 0 => {
                             match Self::ident(&u.node.operand.node) {
                                 Some(x) => Arg::AddrOf(x.to_string()),
                                 None => Arg::Other,
@@ -230,9 +228,11 @@ pub fn by_reference_params(unit: &TranslationUnit) -> ByRef {
     for ext in &unit.0 {
         match &ext.node {
             ExternalDeclaration::Declaration(d) => {
-                let typedef = d.node.specifiers.iter().any(|s| {
-                    matches!(&s.node, DeclarationSpecifier::StorageClass(c) if c.node == StorageClassSpecifier::Typedef)
-                });
+                let typedef = d
+                    .node
+                    .specifiers
+                    .iter()
+                    .any(|s| matches!(&s.node, DeclarationSpecifier::StorageClass(c) if c.node == StorageClassSpecifier::Typedef));
                 for id in &d.node.declarators {
                     let dcl = &id.node.declarator.node;
                     let Some(n) = name(dcl) else { continue };
@@ -287,9 +287,7 @@ pub fn by_reference_params(unit: &TranslationUnit) -> ByRef {
         let mut changed = false;
         for (e, def) in defs.iter().enumerate() {
             for call in &def.facts.calls {
-                let arity_ok = index
-                    .get(&call.callee)
-                    .is_some_and(|&g| call.args.len() == defs[g].params.len() && call.prototyped);
+                let arity_ok = index.get(&call.callee).is_some_and(|&g| call.args.len() == defs[g].params.len() && call.prototyped);
                 let mut seen: HashSet<&str> = HashSet::new();
                 for (k, arg) in call.args.iter().enumerate() {
                     let key = (call.callee.clone(), k);
@@ -305,7 +303,9 @@ pub fn by_reference_params(unit: &TranslationUnit) -> ByRef {
                                     && seen.insert(x)
                             }
                             Arg::Ident(q) => {
-                                def.params.iter().position(|p| p.as_deref() == Some(q.as_str()))
+                                def.params
+                                    .iter()
+                                    .position(|p| p.as_deref() == Some(q.as_str()))
                                     .is_some_and(|i| out.contains(&(def.name.clone(), i)))
                                     && seen.insert(q)
                             }
@@ -351,57 +351,79 @@ mod tests {
 
     #[test]
     fn local_struct_passed_by_address_qualifies() {
-        let src = format!("{FILE}static void open(struct file *f) {{ f->locked = 1; (*f).pos = 0; }}\n\
-                           int main(void) {{ struct file a, b; open(&a); open(&b); return a.locked; }}");
+        let src = format!(
+            "{FILE}static void open(struct file *f) {{ f->locked = 1; (*f).pos = 0; }}\n\
+                           int main(void) {{ struct file a, b; open(&a); open(&b); return a.locked; }}"
+        );
         assert_eq!(params(&src), vec![("open".to_string(), 0)]);
     }
 
     #[test]
     fn pass_through_and_recursion_qualify() {
-        let src = format!("{FILE}static void g(struct file *f, int n) {{ if (n) g(f, n - 1); f->pos++; }}\n\
+        let src = format!(
+            "{FILE}static void g(struct file *f, int n) {{ if (n) g(f, n - 1); f->pos++; }}\n\
                            static void h(struct file *f) {{ g(f, 3); }}\n\
-                           int main(void) {{ struct file a; h(&a); return 0; }}");
+                           int main(void) {{ struct file a; h(&a); return 0; }}"
+        );
         assert_eq!(params(&src), vec![("g".to_string(), 0), ("h".to_string(), 0)]);
     }
 
     #[test]
     fn escapes_and_aliases_disqualify() {
         // The address is stored elsewhere.
-        let s1 = format!("{FILE}static void f(struct file *p) {{ p->pos = 1; }}\n\
-                          int main(void) {{ struct file a; struct file *q = &a; f(&a); return q->pos; }}");
+        let s1 = format!(
+            "{FILE}static void f(struct file *p) {{ p->pos = 1; }}\n\
+                          int main(void) {{ struct file a; struct file *q = &a; f(&a); return q->pos; }}"
+        );
         assert!(params(&s1).is_empty());
         // A global object: the callee may name it.
-        let s2 = format!("{FILE}struct file a;\nstatic void f(struct file *p) {{ p->pos = 1; }}\n\
-                          int main(void) {{ f(&a); return 0; }}");
+        let s2 = format!(
+            "{FILE}struct file a;\nstatic void f(struct file *p) {{ p->pos = 1; }}\n\
+                          int main(void) {{ f(&a); return 0; }}"
+        );
         assert!(params(&s2).is_empty());
         // The same object twice.
-        let s3 = format!("{FILE}static void f(struct file *p, struct file *q) {{ p->pos = 1; q->pos = 2; }}\n\
-                          int main(void) {{ struct file a; f(&a, &a); return a.pos; }}");
+        let s3 = format!(
+            "{FILE}static void f(struct file *p, struct file *q) {{ p->pos = 1; q->pos = 2; }}\n\
+                          int main(void) {{ struct file a; f(&a, &a); return a.pos; }}"
+        );
         assert!(params(&s3).is_empty());
         // The pointer itself is used as a value (compared, stored, passed to an unknown call).
-        let s4 = format!("{FILE}static int f(struct file *p) {{ return p != 0 && p->pos; }}\n\
-                          int main(void) {{ struct file a; return f(&a); }}");
+        let s4 = format!(
+            "{FILE}static int f(struct file *p) {{ return p != 0 && p->pos; }}\n\
+                          int main(void) {{ struct file a; return f(&a); }}"
+        );
         assert!(params(&s4).is_empty());
         // `&p->pos` points into the object.
-        let s5 = format!("{FILE}static void f(struct file *p) {{ unsigned *u = &p->pos; *u = 1; }}\n\
-                          int main(void) {{ struct file a; f(&a); return a.pos; }}");
+        let s5 = format!(
+            "{FILE}static void f(struct file *p) {{ unsigned *u = &p->pos; *u = 1; }}\n\
+                          int main(void) {{ struct file a; f(&a); return a.pos; }}"
+        );
         assert!(params(&s5).is_empty());
         // The function's address is taken.
-        let s6 = format!("{FILE}static void f(struct file *p) {{ p->pos = 1; }}\n\
+        let s6 = format!(
+            "{FILE}static void f(struct file *p) {{ p->pos = 1; }}\n\
                           void (*fp)(struct file *) = f;\n\
-                          int main(void) {{ struct file a; f(&a); return 0; }}");
+                          int main(void) {{ struct file a; f(&a); return 0; }}"
+        );
         assert!(params(&s6).is_empty());
         // A caller passes something else: every call must qualify.
-        let s7 = format!("{FILE}static void f(struct file *p) {{ p->pos = 1; }}\n\
-                          int main(void) {{ struct file a, b[2]; f(&a); f(b); return 0; }}");
+        let s7 = format!(
+            "{FILE}static void f(struct file *p) {{ p->pos = 1; }}\n\
+                          int main(void) {{ struct file a, b[2]; f(&a); f(b); return 0; }}"
+        );
         assert!(params(&s7).is_empty());
         // A static local is shared by all invocations of its function.
-        let s8 = format!("{FILE}static void f(struct file *p) {{ p->pos = 1; }}\n\
-                          int main(void) {{ static struct file a; f(&a); return 0; }}");
+        let s8 = format!(
+            "{FILE}static void f(struct file *p) {{ p->pos = 1; }}\n\
+                          int main(void) {{ static struct file a; f(&a); return 0; }}"
+        );
         assert!(params(&s8).is_empty());
         // Without `main`, entries get arbitrary arguments.
-        let s9 = format!("{FILE}static void f(struct file *p) {{ p->pos = 1; }}\n\
-                          void g(void) {{ struct file a; f(&a); }}");
+        let s9 = format!(
+            "{FILE}static void f(struct file *p) {{ p->pos = 1; }}\n\
+                          void g(void) {{ struct file a; f(&a); }}"
+        );
         assert!(params(&s9).is_empty());
     }
 
@@ -409,10 +431,12 @@ mod tests {
     fn a_caller_parameter_that_does_not_qualify_disqualifies_the_callee() {
         // `h` is called with a pointer that is not `&local`, so `h`'s parameter is an ordinary
         // pointer, and `g`, which `h` passes it to, cannot take it by reference either.
-        let src = format!("{FILE}static void g(struct file *f) {{ f->pos = 0; }}\n\
+        let src = format!(
+            "{FILE}static void g(struct file *f) {{ f->pos = 0; }}\n\
                            static void h(struct file *f) {{ g(f); }}\n\
                            struct file shared;\n\
-                           int main(void) {{ struct file a; g(&a); h(&shared); return 0; }}");
+                           int main(void) {{ struct file a; g(&a); h(&shared); return 0; }}"
+        );
         assert!(params(&src).is_empty());
     }
 }

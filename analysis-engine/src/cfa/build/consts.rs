@@ -2,9 +2,7 @@
 //! string literals, and evaluation of the constant expressions C requires (array sizes,
 //! enumerators, `case` labels, bit-field widths).
 
-use lang_c::ast::{
-    BinaryOperator, Constant, Expression, Integer, IntegerBase, IntegerSize, UnaryOperator,
-};
+use lang_c::ast::{BinaryOperator, Constant, Expression, Integer, IntegerBase, IntegerSize, UnaryOperator};
 
 use super::types::CType;
 use super::{ProgCx, Sym};
@@ -278,14 +276,8 @@ mod tests {
     fn integer_literal_types() {
         let m = DataModel::Lp64;
         assert_eq!(int_literal(&lit(IntegerBase::Decimal, "10", IntegerSize::Int, false), m), Some((10, IntTy::I32)));
-        assert_eq!(
-            int_literal(&lit(IntegerBase::Hexadecimal, "FFFFFFFF", IntegerSize::Int, false), m),
-            Some((0xFFFF_FFFF, IntTy::U32))
-        );
-        assert_eq!(
-            int_literal(&lit(IntegerBase::Decimal, "4294967295", IntegerSize::Int, false), m),
-            Some((4294967295, IntTy::I64))
-        );
+        assert_eq!(int_literal(&lit(IntegerBase::Hexadecimal, "FFFFFFFF", IntegerSize::Int, false), m), Some((0xFFFF_FFFF, IntTy::U32)));
+        assert_eq!(int_literal(&lit(IntegerBase::Decimal, "4294967295", IntegerSize::Int, false), m), Some((4294967295, IntTy::I64)));
         assert_eq!(
             int_literal(&lit(IntegerBase::Decimal, "4294967295", IntegerSize::Int, false), DataModel::Ilp32),
             Some((4294967295, IntTy::I64))

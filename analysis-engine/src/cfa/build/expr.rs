@@ -4,10 +4,7 @@
 
 use std::rc::Rc;
 
-use lang_c::ast::{
-    BinaryOperator, CallExpression, Constant, Expression, MemberOperator, Statement,
-    UnaryOperator,
-};
+use lang_c::ast::{BinaryOperator, CallExpression, Constant, Expression, MemberOperator, Statement, UnaryOperator};
 use lang_c::span::{Node, Span as LSpan};
 
 use super::func::FnBuilder;
@@ -56,7 +53,15 @@ pub fn target_kind(name: &str) -> Option<TargetKind> {
 fn is_terminating(name: &str) -> bool {
     matches!(
         name,
-        "abort" | "exit" | "_exit" | "_Exit" | "__VERIFIER_abort" | "__builtin_trap" | "__builtin_unreachable" | "pthread_exit" | "quick_exit"
+        "abort"
+            | "exit"
+            | "_exit"
+            | "_Exit"
+            | "__VERIFIER_abort"
+            | "__builtin_trap"
+            | "__builtin_unreachable"
+            | "pthread_exit"
+            | "quick_exit"
     )
 }
 
@@ -64,8 +69,24 @@ fn is_terminating(name: &str) -> bool {
 fn is_pure_external(name: &str) -> bool {
     matches!(
         name,
-        "printf" | "puts" | "putchar" | "strlen" | "strcmp" | "strncmp" | "memcmp" | "free" | "fprintf" | "fputs"
-            | "__VERIFIER_atomic_begin" | "__VERIFIER_atomic_end" | "atoi" | "atol" | "strchr" | "isdigit" | "isalpha" | "isspace"
+        "printf"
+            | "puts"
+            | "putchar"
+            | "strlen"
+            | "strcmp"
+            | "strncmp"
+            | "memcmp"
+            | "free"
+            | "fprintf"
+            | "fputs"
+            | "__VERIFIER_atomic_begin"
+            | "__VERIFIER_atomic_end"
+            | "atoi"
+            | "atol"
+            | "strchr"
+            | "isdigit"
+            | "isalpha"
+            | "isspace"
     )
 }
 
@@ -160,9 +181,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 self.st.cur = j;
                 Ok(())
             }
-            Expression::BinaryOperator(b)
-                if matches!(b.node.operator.node, BinaryOperator::LogicalAnd | BinaryOperator::LogicalOr) =>
-            {
+            Expression::BinaryOperator(b) if matches!(b.node.operator.node, BinaryOperator::LogicalAnd | BinaryOperator::LogicalOr) => {
                 // `a && f()` as a statement: the call happens only when `a` holds.
                 let (t, j) = (self.new_node(), self.new_node());
                 if b.node.operator.node == BinaryOperator::LogicalAnd {
@@ -213,9 +232,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                         .ok_or_else(|| self.err(span, "integer constant is too large"))?;
                     Value::Int(Expr::Const(v, t), CType::Int(t))
                 }
-                Constant::Character(s) => {
-                    Value::Int(Expr::Const(super::consts::char_literal(s), IntTy::INT), CType::Int(IntTy::INT))
-                }
+                Constant::Character(s) => Value::Int(Expr::Const(super::consts::char_literal(s), IntTy::INT), CType::Int(IntTy::INT)),
                 Constant::Float(_) => Value::Float,
             }),
             Expression::StringLiteral(_) => Ok(self.unknown_ptr(CType::Int(IntTy::I8), Imprecision::Address)),
@@ -685,10 +702,13 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             (Value::Float, CType::Ptr(_)) => self.unknown_ptr(CType::Void, Imprecision::Float),
             (_, CType::Float(_)) => Value::Float,
             (v @ Value::Agg(..), CType::Struct(_)) => v,
-            (v, t) => self.unknown_of(t, match v {
-                Value::Float => Imprecision::Float,
-                _ => Imprecision::Other,
-            }),
+            (v, t) => self.unknown_of(
+                t,
+                match v {
+                    Value::Float => Imprecision::Float,
+                    _ => Imprecision::Other,
+                },
+            ),
         }
     }
 
@@ -1214,12 +1234,12 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             let by_ref = self.cx.byref.contains(&(name.to_string(), i));
             if let Some(pointee) = params.get(i).and_then(|t| self.cx.types.by_reference_pointee(t)).filter(|_| by_ref) {
                 let place = match &a.node {
-                    Expression::UnaryOperator(u) if u.node.operator.node == UnaryOperator::Address => {
-                        Some(self.place(&u.node.operand)?)
-                    }
+                    Expression::UnaryOperator(u) if u.node.operator.node == UnaryOperator::Address => Some(self.place(&u.node.operand)?),
                     _ => self.by_reference(a),
                 };
-                let Some(Place::Obj { obj, idx, ty }) = place.filter(|p| *p.ty() == pointee && matches!(p, Place::Obj { idx, .. } if idx.is_empty())) else {
+                let Some(Place::Obj { obj, idx, ty }) =
+                    place.filter(|p| *p.ty() == pointee && matches!(p, Place::Obj { idx, .. } if idx.is_empty()))
+                else {
                     return Err(self.err(a.span, "argument does not match the parameter's struct type"));
                 };
                 let mut vars = Vec::new();

@@ -6,14 +6,13 @@ use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use lang_c::ast::{
-    BinaryOperator, BlockItem, Declaration, Expression, ForInitializer, FunctionDefinition, Label,
-    Statement, UnaryOperator,
+    BinaryOperator, BlockItem, Declaration, Expression, ForInitializer, FunctionDefinition, Label, Statement, UnaryOperator,
 };
 use lang_c::span::{Node, Span as LSpan};
 
 use super::types::{CType, FuncSig, Obj};
 use super::{BResult, BuildError, ProgCx, Scope, Store, Sym};
-use crate::cfa::{CfaEdge, CfaNode, EdgeKind, EdgeId, Function, NodeId, Span, Target, TargetKind};
+use crate::cfa::{CfaEdge, CfaNode, EdgeId, EdgeKind, Function, NodeId, Span, Target, TargetKind};
 use crate::ir::{Expr, FuncId, InputSource, IntTy, LValue, Stmt, VarId, VarInfo, VarKind};
 
 /// Deepest nesting of statements and expressions the builder follows.
@@ -190,12 +189,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         if self.st.locals.len() >= VarId::LIMIT {
             return Err(self.err(LSpan::none(), "too many local variables in one function"));
         }
-        self.st.locals.push(VarInfo {
-            name: format!("__tmp{}", self.st.tmp_count),
-            kind: VarKind::Int(ty),
-            synthetic: true,
-            pointer,
-        });
+        self.st.locals.push(VarInfo { name: format!("__tmp{}", self.st.tmp_count), kind: VarKind::Int(ty), synthetic: true, pointer });
         Ok(VarId::local(self.st.func, self.st.locals.len() - 1))
     }
 
@@ -313,7 +307,12 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             self.st.cur = branch;
             let cfa = &functions[r.0 as usize].cfa;
             // Arguments of an entry are inputs, shown at the function's first line.
-            let at = Span { line: functions[r.0 as usize].first_line.saturating_sub(1), col: 1, end_line: functions[r.0 as usize].first_line.saturating_sub(1), end_col: 1 };
+            let at = Span {
+                line: functions[r.0 as usize].first_line.saturating_sub(1),
+                col: 1,
+                end_line: functions[r.0 as usize].first_line.saturating_sub(1),
+                end_col: 1,
+            };
             let mut args = Vec::new();
             for &p in &cfa.params {
                 let info = &cfa.locals[p.index()];
@@ -340,10 +339,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                     }
                 }
             }
-            self.emit(
-                EdgeKind::CallSummary(crate::cfa::Call { callee: r, args, ret: Vec::new() }),
-                Span::default(),
-            );
+            self.emit(EdgeKind::CallSummary(crate::cfa::Call { callee: r, args, ret: Vec::new() }), Span::default());
             let cur = self.st.cur;
             self.edge(cur, join, EdgeKind::Blank, Span::default());
         }
@@ -405,8 +401,8 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                         self.case_label(v, v, l.node.label.span)?;
                     }
                     Label::CaseRange(r) => {
-                        let lo = super::consts::eval(self.cx, &r.node.low.node)
-                            .ok_or_else(|| self.err(r.span, "case range is not constant"))?;
+                        let lo =
+                            super::consts::eval(self.cx, &r.node.low.node).ok_or_else(|| self.err(r.span, "case range is not constant"))?;
                         let hi = super::consts::eval(self.cx, &r.node.high.node)
                             .ok_or_else(|| self.err(r.span, "case range is not constant"))?;
                         self.case_label(lo, hi, l.node.label.span)?;

@@ -18,9 +18,8 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use lang_c::ast::{
-    ArraySize, DeclarationSpecifier, Declarator, DeclaratorKind, DerivedDeclarator,
-    Ellipsis, EnumType, ExternalDeclaration, FunctionDefinition, SpecifierQualifier,
-    StorageClassSpecifier, StructDeclaration, StructKind, StructType, TypeName, TypeOf,
+    ArraySize, DeclarationSpecifier, Declarator, DeclaratorKind, DerivedDeclarator, Ellipsis, EnumType, ExternalDeclaration,
+    FunctionDefinition, SpecifierQualifier, StorageClassSpecifier, StructDeclaration, StructKind, StructType, TypeName, TypeOf,
     TypeSpecifier,
 };
 use lang_c::span::{Node, Span as LSpan};
@@ -162,12 +161,7 @@ pub fn build_program(parsed: &Parsed, model: DataModel) -> Result<Program, Build
     let root_edges = start.root_edges.clone();
     let start_cfa = start.finish(&mut cx)?;
     let mut functions = functions;
-    functions.push(Function {
-        name: "__cpals_start".into(),
-        cfa: Arc::new(start_cfa),
-        file: file.clone(),
-        first_line: 1,
-    });
+    functions.push(Function { name: "__cpals_start".into(), cfa: Arc::new(start_cfa), file: file.clone(), first_line: 1 });
     let by_name = functions.iter().enumerate().map(|(i, f)| (f.name.clone(), FuncId(i as u32))).collect();
     let mut notes = cx.notes;
     notes.sort_by(|a, b| (a.pos.line, a.pos.col).cmp(&(b.pos.line, b.pos.col)));
@@ -233,16 +227,12 @@ impl<'p> ProgCx<'p> {
     }
 
     fn is_typedef_decl(specs: &[Node<DeclarationSpecifier>]) -> bool {
-        specs.iter().any(|s| {
-            matches!(&s.node, DeclarationSpecifier::StorageClass(c) if c.node == StorageClassSpecifier::Typedef)
-        })
+        specs.iter().any(|s| matches!(&s.node, DeclarationSpecifier::StorageClass(c) if c.node == StorageClassSpecifier::Typedef))
     }
 
     fn storage(specs: &[Node<DeclarationSpecifier>]) -> Option<StorageClassSpecifier> {
         specs.iter().find_map(|s| match &s.node {
-            DeclarationSpecifier::StorageClass(c) if c.node != StorageClassSpecifier::Typedef => {
-                Some(c.node.clone())
-            }
+            DeclarationSpecifier::StorageClass(c) if c.node != StorageClassSpecifier::Typedef => Some(c.node.clone()),
             _ => None,
         })
     }
@@ -299,9 +289,7 @@ impl<'p> ProgCx<'p> {
                     TypeOf::Expression(e) => {
                         other = Some(match consts::expr_type_hint(self, &e.node) {
                             Some(t) => t,
-                            None => {
-                                return Err(self.err(to.span, "`typeof` of an expression is not supported here".into()))
-                            }
+                            None => return Err(self.err(to.span, "`typeof` of an expression is not supported here".into())),
                         })
                     }
                 },
@@ -312,7 +300,13 @@ impl<'p> ProgCx<'p> {
             return Ok(t);
         }
         if complex > 0 || float > 0 || double > 0 {
-            let bytes = if float > 0 { 4 } else if long > 0 { 16 } else { 8 };
+            let bytes = if float > 0 {
+                4
+            } else if long > 0 {
+                16
+            } else {
+                8
+            };
             return Ok(CType::Float(if complex > 0 { bytes * 2 } else { bytes }));
         }
         if void > 0 {
@@ -411,8 +405,9 @@ impl<'p> ProgCx<'p> {
         let mut big = false;
         for e in &et.enumerators {
             let v = match &e.node.expression {
-                Some(x) => consts::eval(self, &x.node)
-                    .ok_or_else(|| self.err(x.span, "enumerator value is not an integer constant".into()))?,
+                Some(x) => {
+                    consts::eval(self, &x.node).ok_or_else(|| self.err(x.span, "enumerator value is not an integer constant".into()))?
+                }
                 None => next,
             };
             negative |= v < 0;
@@ -422,7 +417,13 @@ impl<'p> ProgCx<'p> {
         }
         let _ = span;
         // gcc: `unsigned int` when no enumerator is negative, else `int`.
-        Ok(CType::Int(if big && negative { IntTy::I64 } else if negative { IntTy::I32 } else { IntTy::U32 }))
+        Ok(CType::Int(if big && negative {
+            IntTy::I64
+        } else if negative {
+            IntTy::I32
+        } else {
+            IntTy::U32
+        }))
     }
 
     fn type_name(&mut self, tn: &TypeName, span: LSpan) -> BResult<CType> {
@@ -434,12 +435,7 @@ impl<'p> ProgCx<'p> {
     }
 
     /// Applies a declarator to a base type: `(name, type, parameter names if a function)`.
-    fn declarator(
-        &mut self,
-        base: CType,
-        d: &Declarator,
-        span: LSpan,
-    ) -> BResult<(Option<String>, CType, Option<Vec<Option<String>>>)> {
+    fn declarator(&mut self, base: CType, d: &Declarator, span: LSpan) -> BResult<(Option<String>, CType, Option<Vec<Option<String>>>)> {
         let mut t = base;
         for dd in &d.derived {
             if let DerivedDeclarator::Pointer(_) | DerivedDeclarator::Block(_) = dd.node {
@@ -490,12 +486,7 @@ impl<'p> ProgCx<'p> {
                     }
                     self.scopes.pop();
                     let unprototyped = fdecl.node.parameters.is_empty();
-                    t = CType::Func(Rc::new(FuncSig {
-                        ret: t,
-                        params,
-                        variadic: fdecl.node.ellipsis == Ellipsis::Some,
-                        unprototyped,
-                    }));
+                    t = CType::Func(Rc::new(FuncSig { ret: t, params, variadic: fdecl.node.ellipsis == Ellipsis::Some, unprototyped }));
                     params_names = Some(names);
                 }
                 DerivedDeclarator::KRFunction(ids) => {

@@ -3,6 +3,6 @@
 //! abstraction locations, blocks of operations in between (adjustable block encoding),
 //! predicates discovered from interpolants of infeasible error paths.
 
-pub mod pred;
 pub mod precision;
+pub mod pred;
 pub mod state;

@@ -167,7 +167,13 @@ pub fn build(ctx: &WalkCtx, start: &PointKey) -> BlockGraph {
     let mut summarized = Vec::new();
     let mut unsupported = Vec::new();
     let mut truncated = false;
-    let intern = |pos: Pos, exit: bool, ids: &mut HashMap<Pos, u32>, pos_of: &mut Vec<Pos>, out_edges: &mut Vec<Vec<(BOp, u32)>>, is_exit: &mut Vec<bool>| -> (u32, bool) {
+    let intern = |pos: Pos,
+                  exit: bool,
+                  ids: &mut HashMap<Pos, u32>,
+                  pos_of: &mut Vec<Pos>,
+                  out_edges: &mut Vec<Vec<(BOp, u32)>>,
+                  is_exit: &mut Vec<bool>|
+     -> (u32, bool) {
         if let Some(&i) = ids.get(&pos) {
             return (i, false);
         }
@@ -215,7 +221,10 @@ pub fn build(ctx: &WalkCtx, start: &PointKey) -> BlockGraph {
                         out.push((BOp::Summary(pos.func, eid), Pos { stack: pos.stack.clone(), func: pos.func, node: e.dst, unroll }));
                     } else {
                         let stack = pos.stack.push((pos.func, eid));
-                        out.push((BOp::Op(Op::Call(pos.func, eid)), Pos { stack, func: callee, node: p.cfa(callee).entry, unroll: pos.unroll.clone() }));
+                        out.push((
+                            BOp::Op(Op::Call(pos.func, eid)),
+                            Pos { stack, func: callee, node: p.cfa(callee).entry, unroll: pos.unroll.clone() },
+                        ));
                     }
                 }
                 kind => {
@@ -258,7 +267,15 @@ pub fn build(ctx: &WalkCtx, start: &PointKey) -> BlockGraph {
         }
     }
     if truncated {
-        return BlockGraph { nodes: Vec::new(), edges: Vec::new(), exits: Vec::new(), targets: Vec::new(), summarized, unsupported, truncated };
+        return BlockGraph {
+            nodes: Vec::new(),
+            edges: Vec::new(),
+            exits: Vec::new(),
+            targets: Vec::new(),
+            summarized,
+            unsupported,
+            truncated,
+        };
     }
     // Topological order: reverse post-order (the start first).
     post.reverse();

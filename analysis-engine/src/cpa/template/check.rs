@@ -75,7 +75,12 @@ pub fn houdini(lpi: &mut Lpi, chk: &mut CheckSmt, mut cands: Annotation, cancel:
 
 /// The properties whose targets no annotated point's block can reach (`Ok`), or why each of
 /// the others is not shown unreachable.
-pub fn targets(lpi: &mut Lpi, chk: &mut CheckSmt, inv: &Annotation, cancel: &Cancel) -> (BTreeSet<PropertyKey>, BTreeMap<PropertyKey, String>) {
+pub fn targets(
+    lpi: &mut Lpi,
+    chk: &mut CheckSmt,
+    inv: &Annotation,
+    cancel: &Cancel,
+) -> (BTreeSet<PropertyKey>, BTreeMap<PropertyKey, String>) {
     let mut seen: BTreeSet<PropertyKey> = BTreeSet::new();
     let mut failed: BTreeMap<PropertyKey, String> = BTreeMap::new();
     let points: Vec<PointId> = inv.keys().copied().filter(|&p| reached(inv, p)).collect();

@@ -103,13 +103,8 @@ pub fn analyse(p: &Program, cfa: &Cfa) -> FuncLoops {
     for h in cfa.loop_heads() {
         // Back edges: predecessors the head dominates (or, for irreducible loops, reaches).
         let reach = reaches_from(cfa, h);
-        let mut latches: Vec<NodeId> = cfa
-            .node(h)
-            .inc
-            .iter()
-            .map(|&e| cfa.edge(e).src)
-            .filter(|&u| cfa.node(u).rpo != u32::MAX && dominates(&idom, h, u))
-            .collect();
+        let mut latches: Vec<NodeId> =
+            cfa.node(h).inc.iter().map(|&e| cfa.edge(e).src).filter(|&u| cfa.node(u).rpo != u32::MAX && dominates(&idom, h, u)).collect();
         if latches.is_empty() {
             latches = cfa.node(h).inc.iter().map(|&e| cfa.edge(e).src).filter(|&u| reach[u.0 as usize]).collect();
         }

@@ -27,7 +27,7 @@ use crate::cfa::{NodeId, Program};
 use crate::core::Cancel;
 use crate::cpa::template::block::{self, BlockGraph, Blocks, PointKey, WalkCtx};
 use crate::cpa::template::loops::FuncLoops;
-use crate::cpa::template::state::{AbsId, Abstracted, Conj, Entry, Policy, PointId};
+use crate::cpa::template::state::{AbsId, Abstracted, Conj, Entry, PointId, Policy};
 use crate::cpa::template::templates::{self, Families, LinearForm};
 use crate::cpa::template::Step;
 use crate::ir::{FuncId, VarId};
@@ -213,7 +213,8 @@ impl<'p> Lpi<'p> {
     /// The constraints of an abstracted state.
     pub fn conj_of(&self, s: &Abstracted) -> Vec<Conj> {
         let ts = &self.points[s.point as usize].templates;
-        let mut out: Vec<Conj> = s.entries.iter().enumerate().filter_map(|(k, e)| e.as_ref().map(|e| Conj::Le(ts[k].clone(), e.bound))).collect();
+        let mut out: Vec<Conj> =
+            s.entries.iter().enumerate().filter_map(|(k, e)| e.as_ref().map(|e| Conj::Le(ts[k].clone(), e.bound))).collect();
         out.extend(s.parity.iter().map(|&(v, r)| Conj::Parity(v, r)));
         out
     }
@@ -286,7 +287,8 @@ impl<'p> Lpi<'p> {
             if let Some(touched) = &touched {
                 if t.vars().all(|v| !touched.contains(&v)) {
                     if let Some(j) = tp.iter().position(|x| x == t) {
-                        let e = a.entries.get(j).cloned().flatten().map(|e| Entry { bound: e.bound, policy: None, backpointer: Some(a_id) });
+                        let e =
+                            a.entries.get(j).cloned().flatten().map(|e| Entry { bound: e.bound, policy: None, backpointer: Some(a_id) });
                         skip.push(true);
                         skipped_entry.push(Some(e));
                         continue;

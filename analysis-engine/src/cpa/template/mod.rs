@@ -60,10 +60,17 @@ const NONE: Families = Families { upper: false, intervals: false, octagons: fals
 impl Step {
     /// Upper bounds `x <= d` only and no §4 optimisations: the setting of the paper's
     /// Examples 1 and 3.
-    pub const UPPER: Step = Step { name: "upper", families: Families { upper: true, ..NONE }, unroll: 0, congruence: false, syntactic_skip: false };
-    pub const INTERVALS: Step = Step { name: "intervals", families: Families { intervals: true, ..NONE }, unroll: 0, congruence: false, syntactic_skip: true };
-    pub const OCTAGONS: Step =
-        Step { name: "octagons", families: Families { intervals: true, octagons: true, source: true, ..NONE }, unroll: 0, congruence: false, syntactic_skip: true };
+    pub const UPPER: Step =
+        Step { name: "upper", families: Families { upper: true, ..NONE }, unroll: 0, congruence: false, syntactic_skip: false };
+    pub const INTERVALS: Step =
+        Step { name: "intervals", families: Families { intervals: true, ..NONE }, unroll: 0, congruence: false, syntactic_skip: true };
+    pub const OCTAGONS: Step = Step {
+        name: "octagons",
+        families: Families { intervals: true, octagons: true, source: true, ..NONE },
+        unroll: 0,
+        congruence: false,
+        syntactic_skip: true,
+    };
     pub const UNROLLING: Step = Step { name: "unrolling", unroll: 2, ..Step::OCTAGONS };
     pub const RICH: Step = Step { name: "rich", families: Families { rich: true, ..Step::OCTAGONS.families }, ..Step::UNROLLING };
     pub const CONGRUENCE: Step = Step { name: "congruence", congruence: true, ..Step::RICH };
@@ -85,8 +92,15 @@ pub enum TemplateMode {
 }
 
 impl TemplateMode {
-    pub const ALL: [TemplateMode; 7] =
-        [TemplateMode::Ladder, TemplateMode::Upper, TemplateMode::Intervals, TemplateMode::Octagons, TemplateMode::Unrolling, TemplateMode::Rich, TemplateMode::Congruence];
+    pub const ALL: [TemplateMode; 7] = [
+        TemplateMode::Ladder,
+        TemplateMode::Upper,
+        TemplateMode::Intervals,
+        TemplateMode::Octagons,
+        TemplateMode::Unrolling,
+        TemplateMode::Rich,
+        TemplateMode::Congruence,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -248,7 +262,12 @@ fn run_ladder(p: &Program, cfg: &TemplateConfig, cancel: &Cancel) -> TemplateRes
                 res.proved.extend(proved.iter().copied());
                 res.unproved = unproved.into_iter().filter(|(k, _)| !res.proved.contains(k)).collect();
                 res.invariants = invariants;
-                res.steps.push(StepReport { name: step.name, proved: proved.len(), time_ms: t0.elapsed().as_millis() as u64, note: note.take() });
+                res.steps.push(StepReport {
+                    name: step.name,
+                    proved: proved.len(),
+                    time_ms: t0.elapsed().as_millis() as u64,
+                    note: note.take(),
+                });
             }
             None => {
                 for pr in &props {

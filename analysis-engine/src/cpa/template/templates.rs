@@ -239,7 +239,13 @@ pub fn templatable(p: &Program, v: VarId) -> bool {
 
 /// The templates of one abstraction point: the configured families over `vars` (live at the
 /// point, the ones the loop writes first), plus the source forms over live variables.
-pub fn synthesize(_p: &Program, fam: &Families, vars: &[VarId], written: &BTreeSet<VarId>, source: &BTreeSet<LinearForm>) -> Vec<LinearForm> {
+pub fn synthesize(
+    _p: &Program,
+    fam: &Families,
+    vars: &[VarId],
+    written: &BTreeSet<VarId>,
+    source: &BTreeSet<LinearForm>,
+) -> Vec<LinearForm> {
     let mut out: Vec<LinearForm> = Vec::new();
     let mut seen: BTreeSet<LinearForm> = BTreeSet::new();
     let mut push = |f: LinearForm, out: &mut Vec<LinearForm>| {
@@ -379,7 +385,12 @@ mod tests {
     fn linear_reads_through_widening_casts_only() {
         let x = Expr::Var(v(1), IntTy::I32);
         let widened = Expr::Cast(Box::new(x.clone()), IntTy::I64);
-        let e = Expr::Binary(BinOp::Sub, Box::new(widened), Box::new(Expr::Binary(BinOp::Mul, Box::new(Expr::Const(2, IntTy::I64)), Box::new(Expr::Var(v(2), IntTy::I64)), IntTy::I64)), IntTy::I64);
+        let e = Expr::Binary(
+            BinOp::Sub,
+            Box::new(widened),
+            Box::new(Expr::Binary(BinOp::Mul, Box::new(Expr::Const(2, IntTy::I64)), Box::new(Expr::Var(v(2), IntTy::I64)), IntTy::I64)),
+            IntTy::I64,
+        );
         let (acc, k) = linear(&e).expect("linear");
         assert_eq!(acc.into_iter().collect::<Vec<_>>(), vec![(v(1), 1), (v(2), -2)]);
         assert_eq!(k, 0);

@@ -7,4 +7,3 @@ pub mod interpolation;
 pub mod precision;
 pub mod state;
 pub mod transfer;
-

@@ -51,10 +51,7 @@ impl ValueState {
     }
 
     pub fn get_elem(&self, var: VarId, idx: i64) -> Option<i128> {
-        self.cells
-            .get(&Cell { var, idx })
-            .or_else(|| self.cells.get(&Cell { var, idx: DEFAULT }))
-            .copied()
+        self.cells.get(&Cell { var, idx }).or_else(|| self.cells.get(&Cell { var, idx: DEFAULT })).copied()
     }
 
     pub fn set(&mut self, var: VarId, v: Option<i128>) {
@@ -185,7 +182,10 @@ impl crate::core::cpa::AbstractDomain for ValueState {
         // A default kept on one side only would claim too much for the other's elements.
         let defaults: Vec<Cell> = cells.keys().filter(|c| c.idx == DEFAULT).copied().collect();
         for d in defaults {
-            let conflict = self.cells_of(d.var).chain(other.cells_of(d.var)).any(|(c, v)| c.idx != DEFAULT && Some(v) != cells.get(&d) && !cells.contains_key(c));
+            let conflict = self
+                .cells_of(d.var)
+                .chain(other.cells_of(d.var))
+                .any(|(c, v)| c.idx != DEFAULT && Some(v) != cells.get(&d) && !cells.contains_key(c));
             if conflict {
                 cells.remove(&d);
             }

@@ -52,9 +52,7 @@ fn write(p: &Program, s: &mut ValueState, lhs: &LValue, val: Option<i128>) {
     match lhs {
         LValue::Var(v) => s.set(*v, val),
         LValue::Elem(v, i) => match eval(i, s) {
-            Some(i) if i >= 0 && array_len(p, *v).is_none_or(|n| (i as u128) < n as u128) => {
-                s.set_elem(*v, i as i64, val)
-            }
+            Some(i) if i >= 0 && array_len(p, *v).is_none_or(|n| (i as u128) < n as u128) => s.set_elem(*v, i as i64, val),
             // Unknown (or out-of-bounds) index: any element may have changed.
             _ => s.forget(*v),
         },
@@ -79,9 +77,7 @@ fn refine(s: &mut ValueState, cond: &Expr, truth: bool) -> bool {
         Expr::Unary(UnOp::LNot, a, _) => refine(s, a, !truth),
         Expr::Binary(BinOp::Eq, a, b, _) if truth => equate(s, a, b),
         Expr::Binary(BinOp::Ne, a, b, _) if !truth => equate(s, a, b),
-        Expr::Binary(BinOp::BitAnd, a, b, _) if truth && is_boolean(a) && is_boolean(b) => {
-            refine(s, a, true) && refine(s, b, true)
-        }
+        Expr::Binary(BinOp::BitAnd, a, b, _) if truth && is_boolean(a) && is_boolean(b) => refine(s, a, true) && refine(s, b, true),
         Expr::Cast(a, t) if widens(a.ty(), *t) => refine(s, a, truth),
         // `[x]` false means x == 0; true fixes `_Bool` variables to 1.
         e @ (Expr::Var(..) | Expr::Elem(..)) => {

@@ -30,7 +30,13 @@ pub fn status(state: &FileState, doc: &Document, function: &str) -> String {
         .unwrap_or(false);
     let stale = !units_done || props.iter().any(|p| p.stale);
     if stale {
-        return if state.running { "… running".into() } else if state.broken(doc.version) { "stale (syntax error)".into() } else { "stale".into() };
+        return if state.running {
+            "… running".into()
+        } else if state.broken(doc.version) {
+            "stale (syntax error)".into()
+        } else {
+            "stale".into()
+        };
     }
     let violations = props.iter().filter(|p| p.verdict == Verdict::False).count();
     let unknown = props.iter().filter(|p| p.verdict == Verdict::Unknown).count();
@@ -66,7 +72,9 @@ pub fn build(state: &FileState, doc: &Document) -> Vec<CodeLens> {
             command: Some(Command { title: "verify again".into(), command: VERIFY_FUNCTION.into(), arguments: Some(args) }),
             data: None,
         });
-        if let Some(p) = merged.properties.iter().find(|p| p.view.function == f.name && p.verdict == Verdict::False && !p.view.trace.is_empty()) {
+        if let Some(p) =
+            merged.properties.iter().find(|p| p.view.function == f.name && p.verdict == Verdict::False && !p.view.trace.is_empty())
+        {
             out.push(CodeLens {
                 range: f.range,
                 command: Some(Command {

@@ -97,7 +97,12 @@ fn trace_step(session: &Session, uri: &Url, line: u32, step: usize) -> Result<(V
         "values": s.values.iter().map(|(k, v)| json!([k, v])).collect::<Vec<_>>(),
         "stale": p.stale,
     });
-    let show = ShowDocumentParams { uri: s.uri.clone(), external: None, take_focus: Some(true), selection: Some(Range::new(s.range.start, s.range.end)) };
+    let show = ShowDocumentParams {
+        uri: s.uri.clone(),
+        external: None,
+        take_focus: Some(true),
+        selection: Some(Range::new(s.range.start, s.range.end)),
+    };
     Ok((value, show))
 }
 
@@ -112,8 +117,15 @@ pub fn execute(session: &Session, p: ExecuteCommandParams) -> Result<(Option<Val
         VERIFY_FUNCTION => {
             let uri = uri_arg(args, 0)?;
             open(session, &uri)?;
-            let name = args.get(1).and_then(|v| v.as_str()).ok_or_else(|| Error::invalid_params("argument 2 must be a function name"))?.to_string();
-            Ok((None, vec![Effect::Schedule(Request::Verify { uri, force: Force::Functions(vec![name.clone()]), focus_function: Some(name) })]))
+            let name = args
+                .get(1)
+                .and_then(|v| v.as_str())
+                .ok_or_else(|| Error::invalid_params("argument 2 must be a function name"))?
+                .to_string();
+            Ok((
+                None,
+                vec![Effect::Schedule(Request::Verify { uri, force: Force::Functions(vec![name.clone()]), focus_function: Some(name) })],
+            ))
         }
         CANCEL => {
             let uri = uri_arg(args, 0)?;
@@ -122,11 +134,13 @@ pub fn execute(session: &Session, p: ExecuteCommandParams) -> Result<(Option<Val
         }
         SHOW_TRACE => {
             let uri = uri_arg(args, 0)?;
-            let line = args.get(1).and_then(|v| v.as_u64()).ok_or_else(|| Error::invalid_params("argument 2 must be a 0-based line"))? as u32;
+            let line =
+                args.get(1).and_then(|v| v.as_u64()).ok_or_else(|| Error::invalid_params("argument 2 must be a 0-based line"))? as u32;
             let step = args.get(2).and_then(|v| v.as_u64()).unwrap_or(0) as usize;
             let (value, show) = trace_step(session, &uri, line, step)?;
             let shown = value["step"].as_u64().unwrap_or(0) as usize;
-            *session.trace_cursor.lock().unwrap_or_else(|e| e.into_inner()) = crate::lsp::session::TraceCursor { uri: Some(uri), line, step: shown };
+            *session.trace_cursor.lock().unwrap_or_else(|e| e.into_inner()) =
+                crate::lsp::session::TraceCursor { uri: Some(uri), line, step: shown };
             Ok((Some(value), session_show(session, show)))
         }
         NEXT_STEP => {
@@ -139,7 +153,8 @@ pub fn execute(session: &Session, p: ExecuteCommandParams) -> Result<(Option<Val
         }
         TRACE => {
             let uri = uri_arg(args, 0)?;
-            let line = args.get(1).and_then(|v| v.as_u64()).ok_or_else(|| Error::invalid_params("argument 2 must be a 0-based line"))? as u32;
+            let line =
+                args.get(1).and_then(|v| v.as_u64()).ok_or_else(|| Error::invalid_params("argument 2 must be a 0-based line"))? as u32;
             Ok((Some(whole_trace(session, &uri, line)?), Vec::new()))
         }
         other => Err(Error::invalid_params(format!("unknown command `{other}`"))),

@@ -5,9 +5,7 @@
 //! while the text does not parse no proof is shown.
 
 use analysis_engine::report::Verdict;
-use tower_lsp::lsp_types::{
-    Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, DiagnosticTag, Location, NumberOrString,
-};
+use tower_lsp::lsp_types::{Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, DiagnosticTag, Location, NumberOrString};
 
 use crate::lsp::session::document::Document;
 use crate::lsp::session::results::{merge, FileState, MergedProperty, StepView};
@@ -38,7 +36,10 @@ fn related(p: &MergedProperty<'_>) -> Vec<DiagnosticRelatedInformation> {
     // The inputs chosen by nondet calls first: they are what reproduces the failure.
     for s in trace.iter().filter(|s| s.input.is_some()) {
         let (from, value) = s.input.as_ref().expect("filtered");
-        out.push(DiagnosticRelatedInformation { location: Location::new(s.uri.clone(), s.range), message: format!("input: {from}() = {value}") });
+        out.push(DiagnosticRelatedInformation {
+            location: Location::new(s.uri.clone(), s.range),
+            message: format!("input: {from}() = {value}"),
+        });
     }
     let n = trace.len();
     let keep_head = MAX_STEPS / 2;
@@ -89,13 +90,22 @@ pub fn build(state: &FileState, doc: &Document, proved_as_information: bool, rel
                     // No proof is shown for code that does not parse.
                     continue;
                 }
-                let how = if p.cached { format!("{} analysis, cached", p.analysis) } else { format!("{} analysis, {} ms", p.analysis, p.time_ms) };
+                let how = if p.cached {
+                    format!("{} analysis, cached", p.analysis)
+                } else {
+                    format!("{} analysis, {} ms", p.analysis, p.time_ms)
+                };
                 Diagnostic {
                     range: p.view.range,
                     severity: Some(if proved_as_information { DiagnosticSeverity::INFORMATION } else { DiagnosticSeverity::HINT }),
                     code: Some(NumberOrString::String("proved".into())),
                     source: Some(SOURCE.into()),
-                    message: format!("proved: {} ({}){}", p.view.message.strip_suffix(&format!(" (proved by the {} analysis)", p.analysis)).unwrap_or(&p.view.message), how, stale),
+                    message: format!(
+                        "proved: {} ({}){}",
+                        p.view.message.strip_suffix(&format!(" (proved by the {} analysis)", p.analysis)).unwrap_or(&p.view.message),
+                        how,
+                        stale
+                    ),
                     ..Default::default()
                 }
             }
@@ -119,7 +129,11 @@ pub fn build(state: &FileState, doc: &Document, proved_as_information: bool, rel
             severity: Some(DiagnosticSeverity::HINT),
             code: Some(NumberOrString::String("unreachable".into())),
             source: Some(SOURCE.into()),
-            message: format!("unreachable: no execution gets here (proved by the {} analysis){}", analysis, if *stale { STALE } else { "" }),
+            message: format!(
+                "unreachable: no execution gets here (proved by the {} analysis){}",
+                analysis,
+                if *stale { STALE } else { "" }
+            ),
             tags: Some(vec![DiagnosticTag::UNNECESSARY]),
             ..Default::default()
         });

@@ -21,23 +21,34 @@ pub fn build(state: &FileState, doc: &Document, pos: Position) -> Option<Hover> 
             md.push_str(&format!("- found by: the {} analysis\n", inv.source));
             md.push_str(&format!(
                 "- checked inductive: {}\n",
-                if inv.inductive { "yes (an independent SMT query shows that it holds on entry and is preserved by the loop body)" } else { "no" }
+                if inv.inductive {
+                    "yes (an independent SMT query shows that it holds on entry and is preserved by the loop body)"
+                } else {
+                    "no"
+                }
             ));
             if *stale {
                 md.push_str("\n*Stale: the file changed since this was verified.*\n");
             }
-            return Some(Hover { contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value: md }), range: Some(inv.range) });
+            return Some(Hover {
+                contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value: md }),
+                range: Some(inv.range),
+            });
         }
     }
     let p = merged.properties.iter().find(|p| inside(pos, &p.view.range))?;
     if broken && p.verdict == Verdict::True {
         return None;
     }
-    let mut md = format!("**{}**: {}\n", match p.verdict {
-        Verdict::True => "proved",
-        Verdict::False => "violated",
-        Verdict::Unknown => "unknown",
-    }, p.view.message);
+    let mut md = format!(
+        "**{}**: {}\n",
+        match p.verdict {
+            Verdict::True => "proved",
+            Verdict::False => "violated",
+            Verdict::Unknown => "unknown",
+        },
+        p.view.message
+    );
     if let Some(r) = &p.view.reason {
         md.push_str(&format!("\nreason: {r}\n"));
     }

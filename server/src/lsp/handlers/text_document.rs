@@ -41,7 +41,13 @@ pub fn did_open(session: &Session, p: DidOpenTextDocumentParams) -> Option<Reque
             e.state = FileState::default();
         }
         dashmap::mapref::entry::Entry::Vacant(v) => {
-            v.insert(DocEntry { doc, state: FileState::default(), job: None, cache: Arc::new(Mutex::new(UnitCache::default())), focus_line: None });
+            v.insert(DocEntry {
+                doc,
+                state: FileState::default(),
+                job: None,
+                cache: Arc::new(Mutex::new(UnitCache::default())),
+                focus_line: None,
+            });
         }
     }
     Some(Request::Edited { uri, verify: trigger != Trigger::Manual, debounce: false })

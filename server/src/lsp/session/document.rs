@@ -134,7 +134,11 @@ mod tests {
     use super::*;
 
     fn change(l0: u32, c0: u32, l1: u32, c1: u32, text: &str) -> TextDocumentContentChangeEvent {
-        TextDocumentContentChangeEvent { range: Some(Range::new(Position::new(l0, c0), Position::new(l1, c1))), range_length: None, text: text.into() }
+        TextDocumentContentChangeEvent {
+            range: Some(Range::new(Position::new(l0, c0), Position::new(l1, c1))),
+            range_length: None,
+            text: text.into(),
+        }
     }
 
     fn doc(text: &str) -> Document {

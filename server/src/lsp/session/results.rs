@@ -232,7 +232,13 @@ mod tests {
             version,
             functions: functions.iter().map(|s| s.to_string()).collect(),
             properties: vec![PropertyView { function: "f".into(), range: r(3), verdict, message: "m".into(), reason: None, trace: vec![] }],
-            invariants: vec![InvariantView { function: "f".into(), range: r(2), expr: inv.into(), source: "value".into(), inductive: true }],
+            invariants: vec![InvariantView {
+                function: "f".into(),
+                range: r(2),
+                expr: inv.into(),
+                source: "value".into(),
+                inductive: true,
+            }],
             unreachable: if dead { vec![("f".into(), r(4))] } else { vec![] },
             analysis: "value".into(),
             time_ms: 1,
@@ -246,13 +252,17 @@ mod tests {
 
     #[test]
     fn a_shared_function_is_proved_only_if_every_caller_proves_it() {
-        let s = state(vec![unit("g", 2, &["g", "f"], Verdict::True, "x == 1", true), unit("h", 2, &["h", "f"], Verdict::Unknown, "x == 2", false)]);
+        let s = state(vec![
+            unit("g", 2, &["g", "f"], Verdict::True, "x == 1", true),
+            unit("h", 2, &["h", "f"], Verdict::Unknown, "x == 2", false),
+        ]);
         let m = merge(&s, 2);
         assert_eq!(m.properties.len(), 1);
         assert_eq!(m.properties[0].verdict, Verdict::Unknown);
         assert!(m.invariants.is_empty(), "the callers disagree on the invariant");
         assert!(m.unreachable.is_empty(), "dead for one caller only");
-        let s = state(vec![unit("g", 2, &["g", "f"], Verdict::True, "x == 1", true), unit("h", 2, &["h", "f"], Verdict::True, "x == 1", true)]);
+        let s =
+            state(vec![unit("g", 2, &["g", "f"], Verdict::True, "x == 1", true), unit("h", 2, &["h", "f"], Verdict::True, "x == 1", true)]);
         let m = merge(&s, 2);
         assert_eq!(m.properties[0].verdict, Verdict::True);
         assert_eq!(m.invariants.len(), 1);
@@ -261,11 +271,15 @@ mod tests {
 
     #[test]
     fn results_of_older_versions_are_stale() {
-        let s = state(vec![unit("g", 2, &["g", "f"], Verdict::True, "x == 1", true), unit("h", 3, &["h", "f"], Verdict::True, "x == 1", true)]);
+        let s =
+            state(vec![unit("g", 2, &["g", "f"], Verdict::True, "x == 1", true), unit("h", 3, &["h", "f"], Verdict::True, "x == 1", true)]);
         let m = merge(&s, 3);
         assert!(m.properties[0].stale);
         assert!(m.invariants[0].1);
-        let s = state(vec![unit("g", 2, &["g", "f"], Verdict::True, "x == 1", true), unit("h", 3, &["h", "f"], Verdict::False, "x == 1", true)]);
+        let s = state(vec![
+            unit("g", 2, &["g", "f"], Verdict::True, "x == 1", true),
+            unit("h", 3, &["h", "f"], Verdict::False, "x == 1", true),
+        ]);
         let m = merge(&s, 3);
         assert_eq!(m.properties[0].verdict, Verdict::False);
         assert!(!m.properties[0].stale, "a current violation stands on its own");

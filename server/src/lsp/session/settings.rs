@@ -119,7 +119,8 @@ mod tests {
     #[test]
     fn settings_update_and_reject_bad_values() {
         let base = Settings::default();
-        let (s, errs) = base.updated(&json!({"trigger": "onChange", "debounceMs": 0, "workers": 3, "timeoutSeconds": 2.5, "dataModel": "ILP32"}));
+        let (s, errs) =
+            base.updated(&json!({"trigger": "onChange", "debounceMs": 0, "workers": 3, "timeoutSeconds": 2.5, "dataModel": "ILP32"}));
         assert!(errs.is_empty(), "{errs:?}");
         assert_eq!(s.trigger, Trigger::OnChange);
         assert_eq!(s.debounce, Duration::ZERO);
