@@ -9,9 +9,9 @@
 
 use std::collections::{HashMap, VecDeque};
 
+use crate::cfa::CallSite;
 use crate::cfa::{EdgeId, EdgeKind, NodeId, Program};
 use crate::core::{Cancel, Op};
-use crate::cpa::callstack::CallSite;
 use crate::ir::{eval_binop, eval_unop, Expr, FuncId, InputSource, IntTy, LValue, Stmt, VarId, VarKind};
 use crate::properties::PropertyKey;
 

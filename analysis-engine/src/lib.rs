@@ -4,10 +4,10 @@
 //! Architecture invariant: this crate knows nothing of LSP, tokio or JSON-RPC. Its surface is
 //! [`load`] (text to automata) and [`verify`] (automata to a [`report::Report`]).
 
+pub mod analyses;
 pub mod cfa;
 pub mod concrete;
 pub mod core;
-pub mod cpa;
 pub mod frontend;
 pub mod harness;
 pub mod invariants;
@@ -15,8 +15,6 @@ pub mod ir;
 pub mod properties;
 pub mod report;
 pub mod smt;
-pub mod summaries;
-pub mod tra;
 pub mod verify;
 
 pub use core::Cancel;

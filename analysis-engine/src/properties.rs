@@ -1,8 +1,8 @@
 //! The properties of a program (DESIGN.md "Properties"): every target node the entry can reach,
 //! one property per call site for targets inside `__VERIFIER_assert`-style helpers.
 
+use crate::cfa::CallSite;
 use crate::cfa::{EdgeKind, Program, SrcRange, TargetKind};
-use crate::cpa::callstack::CallSite;
 use crate::ir::FuncId;
 
 /// Identifies a property: a target node, and the call site of the helper it sits in.

@@ -8,21 +8,21 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::analyses::combined::{CPrecision, CombinedCpa, PredicateConfig};
+use crate::analyses::composite::CompositeCpa;
+use crate::analyses::predicate::precision::PredPrecision;
+use crate::analyses::value::interpolation::{interpolate_path, replay};
+use crate::analyses::value::precision::ValuePrecision;
+use crate::analyses::value::state::ValueState;
+use crate::cfa::block::Block;
+use crate::cfa::Loc;
 use crate::cfa::{EdgeKind, Program, SrcRange};
+use crate::cfa::{OpCtx, OpKind};
 use crate::concrete::{self, Boundary, InputStrategy, RunEnd, RunLimits, Zeros};
 use crate::core::algorithm::{Exploration, Limits, Outcome};
 use crate::core::arg::ArgId;
 use crate::core::waitlist::{Order, Waitlist};
 use crate::core::{Cancel, Interrupt, Op};
-use crate::cpa::combined::{CPrecision, CombinedCpa, PredicateConfig};
-use crate::cpa::composite::CompositeCpa;
-use crate::cpa::location::Loc;
-use crate::cpa::predicate::precision::PredPrecision;
-use crate::cpa::predicate::state::Block;
-use crate::cpa::value::interpolation::{interpolate_path, replay};
-use crate::cpa::value::precision::ValuePrecision;
-use crate::cpa::value::state::ValueState;
-use crate::cpa::{OpCtx, OpKind};
 use crate::ir::{InputSource, Stmt};
 use crate::properties::{properties, Property, PropertyKey};
 use crate::report::{InvariantReport, PropertyReport, Report, Stats, StepKind, TraceStep, Verdict};
@@ -42,7 +42,7 @@ pub enum Analysis {
     Combined,
     /// Local policy iteration over template domains alone (seed 004): invariants and proofs,
     /// never violations (`cpa::template`).
-    Templates(crate::cpa::template::TemplateMode),
+    Templates(crate::analyses::template::TemplateMode),
     /// Predicate abstraction with procedure summaries over a Boolean program (seed 002):
     /// recursion without a call-depth bound.
     Summaries,
@@ -71,7 +71,7 @@ impl Analysis {
             "combined" | "default" => Some(Analysis::Combined),
             "summaries" | "summary" => Some(Analysis::Summaries),
             "tra" => Some(Analysis::Tra),
-            _ => crate::cpa::template::TemplateMode::parse(s).map(Analysis::Templates),
+            _ => crate::analyses::template::TemplateMode::parse(s).map(Analysis::Templates),
         }
     }
 
@@ -110,7 +110,7 @@ pub struct VerifyConfig {
     /// Cartesian instead of Boolean predicate abstraction.
     pub cartesian: bool,
     /// Where predicate abstraction happens.
-    pub blocks: crate::cpa::combined::BlockEncoding,
+    pub blocks: crate::analyses::combined::BlockEncoding,
     /// Interpolation strategies, in the order they are tried.
     pub interpolation: Vec<crate::smt::interpolate::Strategy>,
     /// The summary analysis refines all error paths of a round together, from their
@@ -118,13 +118,13 @@ pub struct VerifyConfig {
     pub dag_refinement: bool,
     /// The seed 002 interpolant family the DAG is refined with (quantifier elimination),
     /// falling back to Spacer's solution; `None`: Spacer's solution.
-    pub dag_interpolants: Option<crate::summaries::interpolants::Kind>,
+    pub dag_interpolants: Option<crate::analyses::summaries::interpolants::Kind>,
     /// Where the summary analysis tracks an interpolant's atoms (per procedure or per
     /// control point, seed 002 A.1.8).
-    pub summary_scope: crate::summaries::precision::Scope,
+    pub summary_scope: crate::analyses::summaries::precision::Scope,
     /// Whether a DAG node's family interpolant becomes predicates one atom each or one
     /// predicate as a whole (seed 002 A.1.6).
-    pub summary_form: crate::summaries::formula::Form,
+    pub summary_form: crate::analyses::summaries::formula::Form,
     /// Distinct values at a loop head after which the combination hands a variable from the
     /// value analysis to the predicate analysis.
     pub threshold: usize,
@@ -167,12 +167,12 @@ impl VerifyConfig {
             reuse: None,
             value_merge: crate::core::cpa::MergeOp::Sep,
             cartesian: false,
-            blocks: crate::cpa::combined::BlockEncoding::LoopsAndFunctions,
+            blocks: crate::analyses::combined::BlockEncoding::LoopsAndFunctions,
             interpolation: crate::smt::interpolate::Strategy::ALL.to_vec(),
             dag_refinement: true,
             dag_interpolants: None,
-            summary_scope: crate::summaries::precision::Scope::Function,
-            summary_form: crate::summaries::formula::Form::Atoms,
+            summary_scope: crate::analyses::summaries::precision::Scope::Function,
+            summary_form: crate::analyses::summaries::formula::Form::Atoms,
             threshold: 12,
             value_first: 0.35,
             summaries_first: 0.4,
@@ -211,7 +211,7 @@ enum Decision {
 /// Runs the configured analysis and reports on every property.
 pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Report {
     if let Analysis::Templates(mode) = config.analysis {
-        return crate::cpa::template::verify_templates(program, config, mode, cancel);
+        return crate::analyses::template::verify_templates(program, config, mode, cancel);
     }
     let started = Instant::now();
     let cancel = cancel.child(config.timeout);
@@ -221,7 +221,7 @@ pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Repo
     let mut stats = Stats::default();
     // The template analysis (issue 5) runs inside the combination, after a short slice of the
     // value analysis: invariants for every loop, and proofs where they suffice.
-    let mut templates: Option<crate::cpa::template::TemplateResult> = None;
+    let mut templates: Option<crate::analyses::template::TemplateResult> = None;
     let mut all_by_templates = false;
     let run = crate::smt::interruptible(&cancel, || {
         let mut found = BTreeMap::new();
@@ -232,7 +232,9 @@ pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Repo
             return run_tra(program, config, &cancel, &props, &mut stats, found);
         }
         let summaries = config.analysis == Analysis::Summaries
-            || (config.analysis == Analysis::Combined && config.summaries_first > 0.0 && crate::summaries::has_recursion(program));
+            || (config.analysis == Analysis::Combined
+                && config.summaries_first > 0.0
+                && crate::analyses::summaries::has_recursion(program));
         let mut proved = BTreeSet::new();
         if summaries {
             let alone = config.analysis == Analysis::Summaries;
@@ -318,7 +320,7 @@ pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Repo
         stats.lp_queries += t.stats.lp_queries;
         stats.value_determinations += t.stats.value_determinations;
         stats.smt_queries += t.stats.lp_queries + t.stats.sat_queries + t.stats.check_queries;
-        let mut inv = crate::cpa::template::invariant_reports(program, &t.invariants);
+        let mut inv = crate::analyses::template::invariant_reports(program, &t.invariants);
         inv.append(&mut run.invariants);
         run.invariants = inv;
     }
@@ -395,14 +397,15 @@ fn run_template_phase(
     cancel: &Cancel,
     props: &[Property],
     found: &BTreeMap<PropertyKey, Decision>,
-    slot: &mut Option<crate::cpa::template::TemplateResult>,
+    slot: &mut Option<crate::analyses::template::TemplateResult>,
 ) -> Option<RunResult> {
     let budget = cancel.remaining_ms().map_or(Duration::from_secs(10), |ms| Duration::from_millis((ms as f64 * config.templates) as u64));
     // On a thread of its own, so with a Z3 context of its own: how far the ladder got before
     // its budget ran out must not change what the solver does for the analyses after it.
     let tcancel = cancel.child(Some(budget));
     let t = std::thread::scope(|s| {
-        s.spawn(|| crate::cpa::template::template_invariants(program, &crate::cpa::template::TemplateConfig::ladder(), &tcancel)).join()
+        s.spawn(|| crate::analyses::template::template_invariants(program, &crate::analyses::template::TemplateConfig::ladder(), &tcancel))
+            .join()
     });
     let t = match t {
         Ok(t) => t,
@@ -464,14 +467,14 @@ fn run_summaries(
     stats: &mut Stats,
     decisions: BTreeMap<PropertyKey, Decision>,
 ) -> RunResult {
-    let w = crate::summaries::program::with_entry_copies(p);
+    let w = crate::analyses::summaries::program::with_entry_copies(p);
     let decided: Vec<PropertyKey> = decisions.keys().copied().collect();
     // Farkas first: its interpolants come from one certificate for the whole path and relate
     // a callee's result to its entry values (`__retval == x@entry`) where QE's name the values
     // of one unrolling (`__retval == 0`), which diverges on recursion.
     let mut order = vec![crate::smt::interpolate::Strategy::Farkas];
     order.extend(cfg.interpolation.iter().copied().filter(|s| *s != crate::smt::interpolate::Strategy::Farkas));
-    let scfg = crate::summaries::SummaryConfig {
+    let scfg = crate::analyses::summaries::SummaryConfig {
         max_refinements: cfg.max_refinements.min(500),
         interpolation: order,
         dag: cfg.dag_refinement,
@@ -479,7 +482,7 @@ fn run_summaries(
         scope: cfg.summary_scope,
         form: cfg.summary_form,
     };
-    let r = crate::summaries::run(&w, &scfg, cancel, &decided);
+    let r = crate::analyses::summaries::run(&w, &scfg, cancel, &decided);
     stats.refinements += r.refinements;
     stats.smt_queries += r.smt_queries;
     stats.states += r.facts;
@@ -528,8 +531,9 @@ fn run_tra(
     decisions: BTreeMap<PropertyKey, Decision>,
 ) -> RunResult {
     let decided: Vec<PropertyKey> = decisions.keys().copied().collect();
-    let tcfg = crate::tra::TraConfig { max_refinements: cfg.max_refinements.min(2_000), interpolation: cfg.interpolation.clone() };
-    let r = crate::tra::run(p, &tcfg, cancel, &decided);
+    let tcfg =
+        crate::analyses::tra::TraConfig { max_refinements: cfg.max_refinements.min(2_000), interpolation: cfg.interpolation.clone() };
+    let r = crate::analyses::tra::run(p, &tcfg, cancel, &decided);
     stats.refinements += r.approximation_refinements + r.predicate_refinements;
     stats.smt_queries += r.smt_queries;
     stats.states += r.states;
@@ -718,7 +722,7 @@ fn concrete_phase(p: &Program, cfg: &VerifyConfig, cancel: &Cancel, props: &[Pro
 /// sequence, which the abridged trace does not show).
 fn confirm_concrete(p: &Program, run: &concrete::Run, cancel: &Cancel) -> Option<(Vec<TraceStep>, Vec<(String, i128)>)> {
     if let Some(ops) = &run.ops {
-        let ctxs: Vec<OpCtx> = ops.iter().map(|&(op, rec)| crate::cpa::op_ctx(p, op, rec)).collect();
+        let ctxs: Vec<OpCtx> = ops.iter().map(|&(op, rec)| crate::cfa::op_ctx(p, op, rec)).collect();
         match check_path(p, &ctxs, cancel) {
             PathResult::Feasible(values) => {
                 let depths: Vec<(OpCtx, usize)> =
@@ -752,7 +756,7 @@ fn confirm_concrete(p: &Program, run: &concrete::Run, cancel: &Cancel) -> Option
                         depth: s.depth,
                     });
                 }
-                let ctx = crate::cpa::op_ctx(p, s.op, s.recursive);
+                let ctx = crate::cfa::op_ctx(p, s.op, s.recursive);
                 if let Some(k) = s.accelerated {
                     let (f, _) = s.op.edge();
                     let func = p.func(f);
@@ -921,7 +925,7 @@ fn with_depths<'p>(p: &'p Program, path: &[(crate::core::Op, bool)], start: usiz
     let mut depth = start;
     path.iter()
         .map(|&(op, rec)| {
-            let ctx = crate::cpa::op_ctx(p, op, rec);
+            let ctx = crate::cfa::op_ctx(p, op, rec);
             let here = depth;
             match ctx.kind {
                 OpKind::Call { .. } => depth += 1,
@@ -983,7 +987,10 @@ fn refine_predicates<'p>(
                 for atom in atoms {
                     let global_only = atom.vars().all(|v| v.func().is_none());
                     let Some(id) = table.intern(atom.clone()) else {
-                        return Refinement::Unknown(format!("more than {} predicates", crate::cpa::predicate::precision::MAX_PREDICATES));
+                        return Refinement::Unknown(format!(
+                            "more than {} predicates",
+                            crate::analyses::predicate::precision::MAX_PREDICATES
+                        ));
                     };
                     next.add(loc, id, global_only);
                     if pivot.is_none() && !n.prec.pred.tracks(loc, id) {
@@ -1038,14 +1045,14 @@ fn refine_predicates<'p>(
 }
 
 /// The predicates the branch conditions in `blocks` state.
-fn path_conditions(p: &Program, blocks: &[Block]) -> Vec<crate::cpa::predicate::pred::LinPred> {
+fn path_conditions(p: &Program, blocks: &[Block]) -> Vec<crate::smt::linpred::LinPred> {
     let mut out = Vec::new();
     for b in blocks {
         for node in b.topological() {
             let Some(n) = node.node() else { continue };
             for (_, op, rec) in &n.preds {
-                if let OpKind::Edge(EdgeKind::Assume { cond, .. }) = crate::cpa::op_ctx(p, *op, *rec).kind {
-                    if let Some(pred) = crate::cpa::predicate::pred::from_condition(cond) {
+                if let OpKind::Edge(EdgeKind::Assume { cond, .. }) = crate::cfa::op_ctx(p, *op, *rec).kind {
+                    if let Some(pred) = crate::smt::linpred::from_condition(cond) {
                         if !out.contains(&pred) {
                             out.push(pred);
                         }

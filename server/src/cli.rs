@@ -10,15 +10,15 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use analysis_engine::analyses::combined::BlockEncoding;
+use analysis_engine::analyses::summaries::formula::Form;
+use analysis_engine::analyses::summaries::interpolants::Kind;
+use analysis_engine::analyses::summaries::precision::Scope;
 use analysis_engine::cfa::{DataModel, TargetKind};
 use analysis_engine::core::waitlist::Order;
-use analysis_engine::cpa::combined::BlockEncoding;
 use analysis_engine::frontend::SourceInput;
 use analysis_engine::report::{PropertyReport, Report, Verdict};
 use analysis_engine::smt::interpolate::Strategy;
-use analysis_engine::summaries::formula::Form;
-use analysis_engine::summaries::interpolants::Kind;
-use analysis_engine::summaries::precision::Scope;
 use analysis_engine::{Analysis, Cancel, VerifyConfig};
 use clap::{Parser, Subcommand};
 

@@ -5,8 +5,10 @@
 
 use std::collections::BTreeSet;
 
-use analysis_engine::summaries::interpolants::bdd::{Bdd, BddVariable, BddVariableSet};
-use analysis_engine::summaries::interpolants::{conciliate, conciliate_minimal, dag_interpolants, strongest, supp, weakest, Dag, Kind};
+use analysis_engine::analyses::summaries::interpolants::bdd::{Bdd, BddVariable, BddVariableSet};
+use analysis_engine::analyses::summaries::interpolants::{
+    conciliate, conciliate_minimal, dag_interpolants, strongest, supp, weakest, Dag, Kind,
+};
 
 fn vars(names: &[&str]) -> BddVariableSet {
     BddVariableSet::new(names)

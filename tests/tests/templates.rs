@@ -7,8 +7,8 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use analysis_engine::analyses::template::{template_invariants, LoopInvariant, TemplateMode};
 use analysis_engine::cfa::{DataModel, Program};
-use analysis_engine::cpa::template::{template_invariants, LoopInvariant, TemplateMode};
 use analysis_engine::frontend::SourceInput;
 use analysis_engine::Cancel;
 use cpals_tests::parse_fixture;

@@ -5,16 +5,20 @@
 //! stores source lines relative to the function's first line, so that an edit elsewhere in the
 //! file leaves it equal (and the server can keep the same `Arc`).
 
+pub mod block;
 pub mod build;
 pub mod check;
 pub mod dot;
 pub mod loops;
+pub mod op;
 pub mod pretty;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::ir::{Expr, FuncId, LValue, Stmt, VarId, VarInfo};
+
+pub use op::{op_ctx, CallSite, Loc, Op, OpCtx, OpKind};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct NodeId(pub u32);

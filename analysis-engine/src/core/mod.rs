@@ -13,28 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::cfa::EdgeId;
-use crate::ir::FuncId;
-
-/// An operation of the interprocedural CFA, as the ARG records it.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Op {
-    /// An edge of a function's CFA (never a call-summary edge).
-    Edge(FuncId, EdgeId),
-    /// From a call-summary edge's source into the callee's entry (parameter passing).
-    Call(FuncId, EdgeId),
-    /// From the callee's exit to the call-summary edge's target (result passing).
-    Return(FuncId, EdgeId),
-}
-
-impl Op {
-    /// The caller-side CFA edge the operation belongs to.
-    pub fn edge(self) -> (FuncId, EdgeId) {
-        match self {
-            Op::Edge(f, e) | Op::Call(f, e) | Op::Return(f, e) => (f, e),
-        }
-    }
-}
+pub use crate::cfa::Op;
 
 /// Why an analysis stopped before its fixpoint.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -7,10 +7,10 @@ use std::collections::{BTreeSet, HashMap};
 
 use z3::ast::{Array, Bool};
 
+use crate::cfa::Loc;
 use crate::cfa::{Call, EdgeId, EdgeKind, NodeId, Program};
+use crate::cfa::{OpCtx, OpKind};
 use crate::core::Op;
-use crate::cpa::location::Loc;
-use crate::cpa::{OpCtx, OpKind};
 use crate::ir::{FuncId, LValue, Stmt, VarId};
 use crate::smt::encode::{Encoder, VTerm};
 

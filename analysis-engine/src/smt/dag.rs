@@ -9,10 +9,10 @@ use std::collections::HashMap;
 use z3::ast::Bool;
 use z3::Model;
 
+use crate::cfa::block::Block;
+use crate::cfa::op_ctx;
 use crate::cfa::Program;
 use crate::core::Op;
-use crate::cpa::op_ctx;
-use crate::cpa::predicate::state::Block;
 use crate::smt::block::merge;
 use crate::smt::encode::{Encoder, Snapshot};
 

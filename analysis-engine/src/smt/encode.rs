@@ -23,7 +23,7 @@ use z3::ast::{Array, Bool, Dynamic, Int, BV};
 use z3::{Model, Sort};
 
 use crate::cfa::{EdgeKind, Program};
-use crate::cpa::{OpCtx, OpKind};
+use crate::cfa::{OpCtx, OpKind};
 use crate::ir::{BinOp, Expr, Imprecision, IntTy, LValue, Stmt, UnOp, VarId, VarKind};
 
 /// How integers are represented.

@@ -20,15 +20,15 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use z3::ast::{Ast, Bool, Dynamic, Int, Real};
 use z3::{AstKind, DeclKind, Fixedpoint, FuncDecl, Goal, Params, SatResult, Sort, Tactic};
 
+use crate::cfa::block::Block;
+#[cfg(test)]
+use crate::cfa::OpCtx;
 use crate::cfa::Program;
 use crate::core::Cancel;
-use crate::cpa::predicate::pred::LinPred;
-use crate::cpa::predicate::state::Block;
-#[cfg(test)]
-use crate::cpa::OpCtx;
 use crate::smt::dag::encode_dag;
 use crate::smt::encode::{Encoder, Theory};
 use crate::smt::linear::{atoms, is_constant, linear, Lin};
+use crate::smt::linpred::LinPred;
 use crate::smt::solver;
 
 /// Per-query limit for interpolation.
@@ -716,7 +716,7 @@ pub(crate) mod tests_support {
             }
             if n == cfa.exit {
                 if let Some((g, e)) = stack.pop() {
-                    out.push(crate::cpa::op_ctx(p, Op::Return(g, e), false));
+                    out.push(crate::cfa::op_ctx(p, Op::Return(g, e), false));
                     if dfs(p, g, p.cfa(g).edge(e).dst, stack, out, depth + 1) {
                         return true;
                     }
@@ -728,7 +728,7 @@ pub(crate) mod tests_support {
             for (eid, e) in cfa.out_edges(n) {
                 match &e.kind {
                     EdgeKind::CallSummary(c) => {
-                        out.push(crate::cpa::op_ctx(p, Op::Call(f, eid), false));
+                        out.push(crate::cfa::op_ctx(p, Op::Call(f, eid), false));
                         stack.push((f, eid));
                         if dfs(p, c.callee, p.cfa(c.callee).entry, stack, out, depth + 1) {
                             return true;
@@ -737,7 +737,7 @@ pub(crate) mod tests_support {
                         out.pop();
                     }
                     _ => {
-                        out.push(crate::cpa::op_ctx(p, Op::Edge(f, eid), false));
+                        out.push(crate::cfa::op_ctx(p, Op::Edge(f, eid), false));
                         if dfs(p, f, e.dst, stack, out, depth + 1) {
                             return true;
                         }

@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, HashMap};
 use z3::ast::{Ast, Dynamic};
 use z3::{AstKind, DeclKind};
 
-use crate::cpa::predicate::pred::{LinPred, Rel};
 use crate::ir::VarId;
+use crate::smt::linpred::{LinPred, Rel};
 
 /// `Σ c·s + k` over symbol names.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

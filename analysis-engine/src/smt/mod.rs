@@ -5,15 +5,10 @@
 pub mod block;
 pub mod dag;
 pub mod encode;
-pub mod families;
-pub mod horn;
 pub mod interpolate;
 pub mod linear;
-pub mod optimize;
+pub mod linpred;
 pub mod path;
-pub mod predabs;
-pub mod summary;
-pub mod tra;
 
 use z3::{Params, SatResult, Solver};
 

@@ -9,10 +9,10 @@
 
 use z3::ast::Dynamic;
 
+use crate::cfa::block::Block;
+use crate::cfa::OpCtx;
 use crate::cfa::Program;
 use crate::core::{Cancel, Op};
-use crate::cpa::predicate::state::Block;
-use crate::cpa::OpCtx;
 use crate::ir::{IntTy, VarId};
 use crate::smt::dag::{encode_dag, DagFormula};
 use crate::smt::encode::{value_of, Encoder, Theory};
