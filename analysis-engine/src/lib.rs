@@ -7,18 +7,20 @@
 pub mod analyses;
 pub mod cfa;
 pub mod concrete;
+pub mod config;
 pub mod core;
 pub mod frontend;
 pub mod harness;
 pub mod invariants;
 pub mod ir;
+pub mod portfolio;
 pub mod properties;
 pub mod report;
 pub mod smt;
-pub mod verify;
 
+pub use config::{Analysis, VerifyConfig};
 pub use core::Cancel;
-pub use verify::{verify, Analysis, VerifyConfig};
+pub use portfolio::verify;
 
 use cfa::build::BuildError;
 use cfa::{DataModel, Program};

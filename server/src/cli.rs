@@ -10,11 +10,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use analysis_engine::analyses::combined::BlockEncoding;
-use analysis_engine::analyses::summaries::formula::Form;
-use analysis_engine::analyses::summaries::interpolants::Kind;
-use analysis_engine::analyses::summaries::precision::Scope;
 use analysis_engine::cfa::{DataModel, TargetKind};
+use analysis_engine::config::{Abstraction, BlockEncoding, Form, Kind, Scope};
 use analysis_engine::core::waitlist::Order;
 use analysis_engine::frontend::SourceInput;
 use analysis_engine::report::{PropertyReport, Report, Verdict};
@@ -176,53 +173,53 @@ impl AnalysisArgs {
             cfg.timeout = Some(Duration::from_secs_f64(t));
         }
         if let Some(o) = &self.order {
-            cfg.order = Order::parse(o).ok_or_else(|| format!("unknown order `{}`", o))?;
+            cfg.cegar.order = Order::parse(o).ok_or_else(|| format!("unknown order `{}`", o))?;
         }
-        cfg.cartesian = match self.abstraction.as_str() {
-            "boolean" => false,
-            "cartesian" => true,
+        cfg.predicate.abstraction = match self.abstraction.as_str() {
+            "boolean" => Abstraction::Boolean,
+            "cartesian" => Abstraction::Cartesian,
             other => return Err(format!("unknown abstraction `{}` (use boolean or cartesian)", other)),
         };
-        cfg.blocks = match self.blocks.as_str() {
+        cfg.predicate.blocks = match self.blocks.as_str() {
             "loops" => BlockEncoding::LoopsAndFunctions,
             "edges" => BlockEncoding::SingleEdge,
             other => return Err(format!("unknown block encoding `{}` (use loops or edges)", other)),
         };
-        cfg.interpolation = self
+        cfg.predicate.interpolation = self
             .interpolation
             .iter()
             .map(|s| Strategy::parse(s).ok_or_else(|| format!("unknown interpolation strategy `{}` (use spacer, qe or farkas)", s)))
             .collect::<Result<_, _>>()?;
-        cfg.dag_refinement = match self.refine.as_str() {
+        cfg.summaries.dag_refinement = match self.refine.as_str() {
             "dag" => true,
             "path" => false,
             other => return Err(format!("unknown refinement `{}` (use dag or path)", other)),
         };
-        cfg.dag_interpolants = match self.dag_interpolants.as_str() {
+        cfg.summaries.dag_interpolants = match self.dag_interpolants.as_str() {
             "spacer" => None,
             other => Some(
                 Kind::parse(other)
                     .ok_or_else(|| format!("unknown DAG interpolants `{}` (use spacer, conciliated, weakest or strongest)", other))?,
             ),
         };
-        cfg.summary_scope = match self.summary_precision.as_str() {
+        cfg.summaries.scope = match self.summary_precision.as_str() {
             "function" => Scope::Function,
             "location" => Scope::Location,
             other => return Err(format!("unknown summary precision `{}` (use function or location)", other)),
         };
-        cfg.summary_form = match self.summary_predicates.as_str() {
+        cfg.summaries.form = match self.summary_predicates.as_str() {
             "atoms" => Form::Atoms,
             "formulas" => Form::Formulas,
             other => return Err(format!("unknown summary predicates `{}` (use atoms or formulas)", other)),
         };
-        if cfg.summary_form == Form::Formulas && cfg.dag_interpolants.is_none() {
+        if cfg.summaries.form == Form::Formulas && cfg.summaries.dag_interpolants.is_none() {
             return Err(
                 "`--summary-predicates formulas` needs `--dag-interpolants conciliated|weakest|strongest` (Spacer's solutions add atoms)"
                     .into(),
             );
         }
         cfg.entry = self.function.clone();
-        if cfg.interpolation.is_empty() {
+        if cfg.predicate.interpolation.is_empty() {
             return Err("at least one interpolation strategy is needed".into());
         }
         Ok((cfg, parse_model(&self.data_model)?))
@@ -420,14 +417,22 @@ pub fn describe(p: &PropertyReport) -> String {
     }
 }
 
+/// What a proof says: `… holds` or `… is unreachable`.
+pub fn holds(p: &PropertyReport) -> String {
+    if p.condition.is_none() && p.kind != TargetKind::Assert {
+        format!("{} is unreachable", describe(p))
+    } else {
+        format!("{} holds", describe(p))
+    }
+}
+
 pub fn message(p: &PropertyReport) -> String {
     let reach = p.condition.is_none() && p.kind != TargetKind::Assert;
     match (p.verdict, reach) {
-        (Verdict::True, false) => format!("{} holds (proved by the {} analysis)", describe(p), p.analysis),
-        (Verdict::True, true) => format!("{} is unreachable (proved by the {} analysis)", describe(p), p.analysis),
+        (Verdict::True, _) => format!("{} (proved by the {} analysis)", holds(p), p.analysis),
         (Verdict::False, false) => format!("{} can fail (counterexample with {} steps)", describe(p), p.trace.len()),
         (Verdict::False, true) => format!("{} is reachable (counterexample with {} steps)", describe(p), p.trace.len()),
-        (Verdict::Unknown, _) => format!("{}: {}", describe(p), p.reason.as_deref().unwrap_or("unknown")),
+        (Verdict::Unknown, _) => format!("{}: {}", describe(p), p.reason.as_ref().map_or_else(|| "unknown".to_string(), |r| r.to_string())),
     }
 }
 

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use analysis_engine::cfa::{EdgeKind, Program};
 use analysis_engine::ir::{InputSource, IntTy, Stmt};
-use analysis_engine::report::{PropertyReport, StepKind, TraceStep, Verdict};
+use analysis_engine::report::{PropertyReport, StepKind, TraceInput, TraceStep, Verdict};
 
 /// One value the counterexample feeds the program: the step that reads it, the function
 /// that returns it, its type and the value.
@@ -38,7 +38,7 @@ pub fn input_types(p: &Program) -> BTreeMap<String, IntTy> {
 
 /// True when the trace is abridged (a long concrete run shows only its beginning and end).
 pub fn abridged(trace: &[TraceStep]) -> bool {
-    trace.iter().any(|s| s.range.line == 0 && s.function.is_empty() && matches!(s.kind, StepKind::Other))
+    trace.iter().any(|s| matches!(s.kind, StepKind::Omitted { .. }))
 }
 
 /// The inputs of a violated property's counterexample, in the order the program reads them.
@@ -54,11 +54,11 @@ pub fn inputs<'r>(p: &Program, prop: &'r PropertyReport) -> Result<Vec<Input<'r>
     let types = input_types(p);
     let mut res = Vec::new();
     for step in &prop.trace {
-        let Some((source, value)) = &step.input else { continue };
+        let Some(TraceInput { source, value }) = &step.input else { continue };
         if source == "uninitialised" || source.starts_with("extern ") {
             return Err(format!("the counterexample reads {} at line {}, which a harness cannot supply", source, step.range.line));
         }
-        let value: i128 = value.parse().map_err(|_| format!("the input at line {} has no integer value (`{}`)", step.range.line, value))?;
+        let value = *value;
         let ty = *types.get(source).ok_or_else(|| format!("the input function `{}` is not called in the program", source))?;
         res.push(Input { step, function: source.clone(), ty, value });
     }

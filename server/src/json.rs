@@ -20,7 +20,7 @@ fn range(r: &SrcRange) -> Value {
 pub fn step(s: &TraceStep) -> Value {
     let mut values = Map::new();
     for (k, v) in &s.values {
-        values.insert(k.clone(), Value::String(v.clone()));
+        values.insert(k.clone(), Value::String(v.to_string()));
     }
     let mut o = json!({
         "line": s.range.line,
@@ -39,11 +39,11 @@ pub fn step(s: &TraceStep) -> Value {
         StepKind::Declaration => "declaration",
         StepKind::Call => "call",
         StepKind::Return => "return",
-        StepKind::Other => "other",
+        StepKind::Accelerated { .. } | StepKind::Omitted { .. } | StepKind::Other => "other",
     };
     o["kind"] = json!(kind);
-    if let Some((src, v)) = &s.input {
-        o["input"] = json!({ "source": src, "value": v });
+    if let Some(i) = &s.input {
+        o["input"] = json!({ "source": i.source, "value": i.value.to_string() });
     }
     o
 }
@@ -55,13 +55,13 @@ pub fn property(p: &PropertyReport) -> Value {
         "line": p.range.line,
         "column": p.range.col,
         "verdict": p.verdict.as_str(),
-        "analysis": p.analysis,
+        "analysis": p.analysis.name(),
     });
     if let Some(c) = &p.condition {
         o["condition"] = json!(c);
     }
     if let Some(r) = &p.reason {
-        o["reason"] = json!(r);
+        o["reason"] = json!(r.to_string());
     }
     if !p.trace.is_empty() {
         o["trace"] = Value::Array(p.trace.iter().map(step).collect());
@@ -75,7 +75,7 @@ pub fn invariant(i: &InvariantReport) -> Value {
         "line": i.range.line,
         "column": i.range.col,
         "expr": i.expr,
-        "source": i.source,
+        "source": i.source.to_string(),
         "inductive": i.inductive,
     })
 }
@@ -84,7 +84,7 @@ pub fn report(r: &Report) -> Value {
     json!({
         "file": r.file,
         "verdict": r.verdict.as_str(),
-        "analysis": r.analysis,
+        "analysis": r.analysis.name(),
         "properties": r.properties.iter().map(property).collect::<Vec<_>>(),
         "invariants": r.invariants.iter().map(invariant).collect::<Vec<_>>(),
         "unreachable": r.unreachable.iter().map(range).collect::<Vec<_>>(),

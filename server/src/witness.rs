@@ -96,7 +96,7 @@ fn metadata(report: &Report, program: &Program, task: &Task, salt: &str) -> Valu
         "producer": {
             "name": "cpals",
             "version": env!("CARGO_PKG_VERSION"),
-            "configuration": report.analysis,
+            "configuration": report.analysis.name(),
         },
         "task": {
             "input_files": [task.file_name],

@@ -38,7 +38,12 @@ fn check_fixture(f: &Fixture, analysis: &str, failures: &mut Vec<String>) {
             [] => failures.push(format!("{name}:{}: [{analysis}] expected {want}, but no property is reported there", e.line)),
             [g] if *g == want => {}
             g => {
-                let reason = report.properties.iter().find(|p| p.range.line == e.line).and_then(|p| p.reason.clone()).unwrap_or_default();
+                let reason = report
+                    .properties
+                    .iter()
+                    .find(|p| p.range.line == e.line)
+                    .and_then(|p| p.reason.as_ref().map(ToString::to_string))
+                    .unwrap_or_default();
                 failures.push(format!("{name}:{}: [{analysis}] expected {want}, got {:?} ({reason})", e.line, g))
             }
         }
@@ -74,7 +79,11 @@ fn check_fixture(f: &Fixture, analysis: &str, failures: &mut Vec<String>) {
     }
     if let Some(values) = f.trace.get(analysis) {
         for (var, val) in values {
-            let shown = report.properties.iter().flat_map(|p| p.trace.iter()).any(|s| s.values.iter().any(|(n, v)| n == var && v == val));
+            let shown = report
+                .properties
+                .iter()
+                .flat_map(|p| p.trace.iter())
+                .any(|s| s.values.iter().any(|(n, v)| n == var && v.to_string() == *val));
             if !shown {
                 failures.push(format!("{name}: [{analysis}] no trace step shows {var} = {val}"));
             }
@@ -137,10 +146,10 @@ fn merge_join_loses_what_merge_sep_proves() {
     let input = SourceInput::read(&f.path).expect("fixture");
     let program = analysis_engine::load(&input, DataModel::Lp64).expect("loads");
     let mut cfg = VerifyConfig::new(Analysis::Value);
-    cfg.concrete_runs = 0;
+    cfg.concrete.runs = 0;
     let sep = analysis_engine::verify(&program, &cfg, &Cancel::new());
     assert_eq!(sep.properties[0].verdict, Verdict::True);
-    cfg.value_merge = analysis_engine::core::cpa::MergeOp::Join;
+    cfg.cegar.value_merge = analysis_engine::core::cpa::MergeOp::Join;
     let join = analysis_engine::verify(&program, &cfg, &Cancel::new());
     assert_eq!(join.properties[0].verdict, Verdict::Unknown, "a false alarm is never reported as a violation");
 }

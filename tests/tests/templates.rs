@@ -37,7 +37,7 @@ const KNOWN_WEAKER: [&str; 1] = ["derived_template_from_assert.c"];
 
 fn run(p: &Program, mode: TemplateMode) -> Vec<LoopInvariant> {
     let cancel = Cancel::with_deadline(Instant::now() + Duration::from_secs(60));
-    template_invariants(p, &mode.config(), &cancel).invariants
+    template_invariants(p, &analysis_engine::analyses::template::TemplateConfig::for_mode(mode), &cancel).invariants
 }
 
 #[test]
@@ -91,7 +91,7 @@ fn paper_counts_on_the_running_example() {
     let path = cpals_tests::root().join("fixtures/seed004/running_example.c");
     let p = load("running_example.c", &std::fs::read_to_string(path).expect("readable"));
     let cancel = Cancel::with_deadline(Instant::now() + Duration::from_secs(60));
-    let r = template_invariants(&p, &TemplateMode::Upper.config(), &cancel);
+    let r = template_invariants(&p, &analysis_engine::analyses::template::TemplateConfig::for_mode(TemplateMode::Upper), &cancel);
     assert_eq!(r.stats.lp_queries, 10);
     assert_eq!(r.stats.value_determinations, 2);
     let texts: Vec<&str> = r.invariants.iter().map(|i| i.text.as_str()).collect();

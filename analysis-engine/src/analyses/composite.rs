@@ -2,6 +2,8 @@
 //! direct-product domain, component-wise merge and stop, and the data analysis's precision.
 //! It also decides which states are targets: a target node whose property is still open.
 
+use crate::core::Limit;
+use crate::report::UnknownReason;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashSet};
 
@@ -36,7 +38,8 @@ pub struct CompositeCpa<'p, D: DataCpa> {
     /// Properties already violated or given up on: their target states are ordinary states.
     decided: RefCell<HashSet<PropertyKey>>,
     /// Why the exploration may have missed behaviours (each makes open properties unknown).
-    incomplete: RefCell<BTreeMap<String, usize>>,
+    /// Why the exploration is incomplete, keyed (and ordered) by the reason's text.
+    incomplete: RefCell<BTreeMap<String, UnknownReason>>,
     /// Deep recursion was found feasible: states beyond the bound are no longer targets.
     recursion_bound_feasible: std::cell::Cell<bool>,
 }
@@ -57,7 +60,10 @@ impl<'p, D: DataCpa> CompositeCpa<'p, D> {
     /// The path to a state beyond the recursion bound could not be refuted.
     pub fn recursion_bound_reached(&self) {
         self.recursion_bound_feasible.set(true);
-        self.incomplete(format!("recursion deeper than {} calls was not explored", self.callstack.max_depth));
+        self.incomplete(UnknownReason::Limit(Limit::Bound(format!(
+            "recursion deeper than {} calls was not explored",
+            self.callstack.max_depth
+        ))));
     }
 
     pub fn decide(&self, key: PropertyKey) {
@@ -68,12 +74,12 @@ impl<'p, D: DataCpa> CompositeCpa<'p, D> {
         self.decided.borrow().contains(key)
     }
 
-    pub fn incomplete(&self, why: String) {
-        *self.incomplete.borrow_mut().entry(why).or_default() += 1;
+    pub fn incomplete(&self, why: UnknownReason) {
+        self.incomplete.borrow_mut().entry(why.to_string()).or_insert(why);
     }
 
-    pub fn incompleteness(&self) -> Vec<String> {
-        self.incomplete.borrow().keys().cloned().collect()
+    pub fn incompleteness(&self) -> Vec<UnknownReason> {
+        self.incomplete.borrow().values().cloned().collect()
     }
 
     /// The property a state's location violates, if it is a target node.
@@ -156,7 +162,10 @@ impl<'p, D: DataCpa> Cpa for CompositeCpa<'p, D> {
         for (op, to, stack, too_deep) in ctrl {
             let ctx = self.op_ctx(op, s, to);
             if let OpKind::Edge(EdgeKind::Statement(Stmt::Unsupported(what))) = ctx.kind {
-                self.incomplete(format!("{} is not modelled", what));
+                let (f, e) = op.edge();
+                let func = self.program.func(f);
+                let range = Some(func.abs(func.cfa.edge(e).span));
+                self.incomplete(UnknownReason::Unsupported { construct: what.to_string(), range });
             }
             if let Some(d) = self.data.transfer(self.program, &s.data, prec, &ctx) {
                 out.push((CompositeState { loc: to, stack, data: d, too_deep }, op));

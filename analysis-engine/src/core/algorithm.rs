@@ -5,7 +5,7 @@
 use crate::core::arg::{Arg, ArgId};
 use crate::core::cpa::{Cpa, PrecisionStep};
 use crate::core::waitlist::Waitlist;
-use crate::core::{Cancel, Interrupt};
+use crate::core::{Cancel, Interrupt, Limit};
 
 /// Shorthand for the ARG of a CPA.
 pub type ArgOf<C> = Arg<<C as Cpa>::State, <C as Cpa>::Precision, <C as Cpa>::Key>;
@@ -105,11 +105,11 @@ impl<C: Cpa> Exploration<C> {
             }
             if tick % 4096 == 0 && resident_memory().is_some_and(|m| m > limits.max_memory) {
                 self.requeue(cpa, id);
-                return Outcome::Interrupted(Interrupt::Limit(format!("memory limit reached ({} MB)", limits.max_memory >> 20)));
+                return Outcome::Interrupted(Interrupt::Limit(Limit::Memory { mb: limits.max_memory >> 20 }));
             }
             if self.arg.live() >= limits.max_states {
                 self.requeue(cpa, id);
-                return Outcome::Interrupted(Interrupt::Limit(format!("state limit reached ({} abstract states)", limits.max_states)));
+                return Outcome::Interrupted(Interrupt::Limit(Limit::States(limits.max_states)));
             }
             self.arg.node_mut(id).expanded = true;
             self.stats.expanded += 1;

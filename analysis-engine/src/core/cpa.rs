@@ -40,7 +40,7 @@ pub enum StopOp {
 /// precision, or stop the algorithm (CPAchecker's `Action.BREAK`).
 pub enum PrecisionStep<S, P> {
     Continue(S, P),
-    Break(S, P, String),
+    Break(S, P, super::Limit),
     /// The adjusted state is ⊥ (e.g. its abstraction is `false`): no successor.
     Bottom,
 }

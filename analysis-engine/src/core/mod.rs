@@ -6,6 +6,7 @@
 
 pub mod algorithm;
 pub mod arg;
+pub mod cegar;
 pub mod cpa;
 pub mod waitlist;
 
@@ -20,8 +21,8 @@ pub use crate::cfa::Op;
 pub enum Interrupt {
     Cancelled,
     Timeout,
-    /// A resource limit (states, refinements, memory) with its description.
-    Limit(String),
+    /// A resource limit (states, refinements, memory).
+    Limit(Limit),
 }
 
 impl Interrupt {
@@ -29,9 +30,25 @@ impl Interrupt {
         match self {
             Interrupt::Cancelled => "cancelled".into(),
             Interrupt::Timeout => "timeout".into(),
-            Interrupt::Limit(s) => s.clone(),
+            Interrupt::Limit(l) => l.to_string(),
         }
     }
+}
+
+/// A resource limit that stopped an analysis.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Limit {
+    #[error("memory limit reached ({mb} MB)")]
+    Memory { mb: u64 },
+    #[error("state limit reached ({0} abstract states)")]
+    States(usize),
+    #[error("more than {0} refinements")]
+    Refinements(u64),
+    #[error("more than {0} predicates")]
+    Predicates(usize),
+    /// Any other bound of an analysis (its text names it).
+    #[error("{0}")]
+    Bound(String),
 }
 
 /// Which clock a [`Cancel`]'s deadline is measured on.

@@ -48,13 +48,13 @@ fn data(report: &Report, program: &Program) -> Value {
                         StepKind::Declaration => ("declaration", None),
                         StepKind::Call => ("call", None),
                         StepKind::Return => ("return", None),
-                        StepKind::Other => ("other", None),
+                        StepKind::Accelerated { .. } | StepKind::Omitted { .. } | StepKind::Other => ("other", None),
                     };
                     json!({
                         "line": s.range.line, "column": s.range.col, "function": s.function, "text": s.text,
                         "kind": kind, "branch": branch, "depth": s.depth,
-                        "values": s.values.iter().map(|(k, v)| json!([k, v])).collect::<Vec<_>>(),
-                        "input": s.input.as_ref().map(|(src, v)| json!([src, v])),
+                        "values": s.values.iter().map(|(k, v)| json!([k, v.to_string()])).collect::<Vec<_>>(),
+                        "input": s.input.as_ref().map(|i| json!([i.source, i.value.to_string()])),
                     })
                 }).collect::<Vec<_>>(),
                 "inputs": inputs.map(|is| is.iter().map(|(f, _, v)| json!([f, v.to_string()])).collect::<Vec<_>>()),
@@ -90,7 +90,7 @@ pub fn page(report: &Report, program: &Program) -> String {
             Verdict::False => "FALSE(unreach-call)",
             Verdict::Unknown => "UNKNOWN",
         },
-        esc(&report.analysis),
+        esc(report.analysis.name()),
         report.properties.len(),
         report.stats.time_ms,
         report.stats.states,
@@ -206,7 +206,7 @@ pub fn page(report: &Report, program: &Program) -> String {
                 i.range.col,
                 esc(&i.function),
                 esc(&i.expr),
-                esc(&i.source)
+                esc(&i.source.to_string())
             );
         }
         h.push_str("</tbody></table>\n");

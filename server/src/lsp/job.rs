@@ -18,10 +18,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use analysis_engine::cfa::{Cfa, DataModel, Program, SrcRange};
+use analysis_engine::config::PrecisionHint;
 use analysis_engine::frontend::SourceInput;
 use analysis_engine::ir::{FuncId, VarId, VarInfo};
 use analysis_engine::report::{Report, StepKind, Verdict};
-use analysis_engine::verify::PrecisionHint;
 use analysis_engine::{Cancel, VerifyConfig};
 use serde::{Deserialize, Serialize};
 use tower_lsp::lsp_types::{Range, Url};
@@ -82,6 +82,8 @@ struct RelProperty {
     range: RelRange,
     verdict: Verdict,
     message: String,
+    /// The proof's message, without naming the analysis when it is the unit's.
+    proved_message: String,
     reason: Option<String>,
     trace: Vec<RelStep>,
 }
@@ -304,7 +306,8 @@ fn relativize(report: &Report, program: &Program) -> RelUnit {
                 range: rel(&p.range, &p.function, &lines),
                 verdict: p.verdict,
                 message: crate::cli::message(p),
-                reason: p.reason.clone(),
+                proved_message: if p.analysis == report.analysis { crate::cli::holds(p) } else { crate::cli::message(p) },
+                reason: p.reason.as_ref().map(ToString::to_string),
                 trace: p
                     .trace
                     .iter()
@@ -312,8 +315,8 @@ fn relativize(report: &Report, program: &Program) -> RelUnit {
                         range: rel(&s.range, &s.function, &lines),
                         function: s.function.clone(),
                         text: s.text.clone(),
-                        values: s.values.clone(),
-                        input: s.input.clone(),
+                        values: s.values.iter().map(|(k, v)| (k.clone(), v.to_string())).collect(),
+                        input: s.input.as_ref().map(|i| (i.source.clone(), i.value.to_string())),
                         branch: match s.kind {
                             StepKind::Assume { taken } => Some(taken),
                             _ => None,
@@ -325,10 +328,10 @@ fn relativize(report: &Report, program: &Program) -> RelUnit {
         invariants: report
             .invariants
             .iter()
-            .map(|i| (rel(&i.range, &i.function, &lines), i.expr.clone(), i.source.clone(), i.inductive))
+            .map(|i| (rel(&i.range, &i.function, &lines), i.expr.clone(), i.source.to_string(), i.inductive))
             .collect(),
         unreachable: report.unreachable.iter().map(|r| rel(r, &func_of(r), &lines)).collect(),
-        analysis: report.analysis.clone(),
+        analysis: report.analysis.to_string(),
         time_ms: report.stats.time_ms,
     }
 }
@@ -378,6 +381,7 @@ fn view(unit: &RelUnit, root: &str, functions: Vec<String>, program: &Program, d
                     range: here(&p.range)?,
                     verdict: p.verdict,
                     message: p.message.clone(),
+                    proved_message: p.proved_message.clone(),
                     reason: p.reason.clone(),
                     trace: p
                         .trace
@@ -420,10 +424,7 @@ fn view(unit: &RelUnit, root: &str, functions: Vec<String>, program: &Program, d
 
 /// Results that depend on the clock or on memory are not reused.
 fn cacheable(report: &Report) -> bool {
-    !report.properties.iter().any(|p| {
-        p.verdict == Verdict::Unknown
-            && p.reason.as_deref().is_some_and(|r| r.contains("timeout") || r.contains("cancel") || r.contains("memory"))
-    })
+    !report.properties.iter().any(|p| p.verdict == Verdict::Unknown && p.reason.as_ref().is_some_and(|r| r.depends_on_resources()))
 }
 
 /// Runs a job. `emit` receives the load result and each unit's result as soon as known.

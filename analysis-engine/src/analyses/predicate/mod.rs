@@ -5,4 +5,5 @@
 
 pub mod precision;
 pub mod predabs;
+pub mod refiner;
 pub mod state;

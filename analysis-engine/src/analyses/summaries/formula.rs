@@ -3,6 +3,7 @@
 //! control point (seed 002 §4, A.1.6 of seeds-002-003.md: `preds[point(n)].push(P_n)`);
 //! `Form::Formulas` does the same, `Form::Atoms` (the default) adds its atoms one by one.
 
+pub use crate::config::Form;
 use std::collections::HashMap;
 use std::fmt;
 
@@ -18,15 +19,6 @@ use crate::smt::linpred::LinPred;
 
 /// Atoms one formula predicate may have (a larger interpolant adds its atoms instead).
 pub const MAX_ATOMS: usize = 24;
-
-/// What an interpolant of a DAG node adds to the precision.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Form {
-    /// Each atom of the interpolant, as its own predicate.
-    Atoms,
-    /// The interpolant itself, as one predicate (the paper's setting).
-    Formulas,
-}
 
 /// A predicate: a linear atom or a Boolean combination of atoms.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

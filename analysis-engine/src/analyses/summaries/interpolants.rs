@@ -14,32 +14,13 @@
 //! Every node of a DAG has its own copy of the state variables; an arc's relation is over the
 //! copies of its two ends (with frame equalities for unchanged variables, as §4.1 requires).
 
+pub use crate::config::Kind;
 use std::collections::BTreeSet;
 
 use biodivine_lib_bdd::{Bdd, BddVariable};
 
 /// The BDD crate, for callers that build the formulas (tests, tools).
 pub use biodivine_lib_bdd as bdd;
-
-/// Which interpolant of the range `[SI, WI]` refinement takes.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Kind {
-    Strongest,
-    Weakest,
-    /// The paper's default (§6.2: "never worse than weakest in practice").
-    Conciliated,
-}
-
-impl Kind {
-    pub fn parse(s: &str) -> Option<Kind> {
-        match s {
-            "strongest" => Some(Kind::Strongest),
-            "weakest" => Some(Kind::Weakest),
-            "conciliated" => Some(Kind::Conciliated),
-            _ => None,
-        }
-    }
-}
 
 /// `Supp(F)`: the variables F depends on (for a reduced BDD, its support set).
 pub fn supp(f: &Bdd) -> BTreeSet<BddVariable> {

@@ -46,9 +46,11 @@ use crate::analyses::summaries::rules::{
 use crate::cfa::CallSite;
 use crate::cfa::{EdgeId, EdgeKind, NodeId, Program};
 use crate::cfa::{OpCtx, OpKind};
+use crate::core::Limit;
 use crate::core::{Cancel, Interrupt, Op};
 use crate::ir::{FuncId, Stmt, VarId};
 use crate::properties::PropertyKey;
+use crate::report::UnknownReason;
 use crate::smt::interpolate::Strategy;
 use crate::smt::linpred::LinPred;
 use crate::smt::path::{check_path, PathResult, Violation};
@@ -101,8 +103,8 @@ impl Default for SummaryConfig {
 /// when `open_reason` is `None`.
 pub struct SummaryResult<'p> {
     pub violated: BTreeMap<PropertyKey, Violation<'p>>,
-    pub unknown: BTreeMap<PropertyKey, String>,
-    pub open_reason: Option<String>,
+    pub unknown: BTreeMap<PropertyKey, UnknownReason>,
+    pub open_reason: Option<UnknownReason>,
     pub refinements: u64,
     pub smt_queries: u64,
     /// Facts of the last tabulation.
@@ -159,7 +161,7 @@ enum RoundEnd {
     Exhausted,
     /// Facts at targets of undecided properties (`Tabulation::targets`) were reached.
     Targets,
-    GaveUp(String),
+    GaveUp(UnknownReason),
     Interrupted(Interrupt),
 }
 
@@ -173,7 +175,7 @@ struct Analysis<'a, 'p> {
     call_cache: HashMap<(FuncId, EdgeId, Valuation), Vec<Valuation>>,
     ret_cache: HashMap<(FuncId, EdgeId, Valuation, Valuation), Vec<Valuation>>,
     queries: u64,
-    unsupported: Option<String>,
+    unsupported: Option<UnknownReason>,
 }
 
 impl<'a, 'p> Analysis<'a, 'p> {
@@ -272,7 +274,7 @@ impl<'a, 'p> Analysis<'a, 'p> {
         let start = self.p.start;
         let init = match initial_image(self.p, &self.prec.at(start, self.p.cfa(start).entry), self.cancel) {
             Image::Valuations(v) => v,
-            Image::GaveUp(why) => return (tab, RoundEnd::GaveUp(why)),
+            Image::GaveUp(why) => return (tab, RoundEnd::GaveUp(UnknownReason::Solver(why))),
         };
         let entry = self.p.cfa(start).entry;
         for val in init {
@@ -287,7 +289,7 @@ impl<'a, 'p> Analysis<'a, 'p> {
                 if !tab.targets.is_empty() {
                     break;
                 }
-                return (tab, RoundEnd::GaveUp(format!("more than {} abstract facts", MAX_FACTS)));
+                return (tab, RoundEnd::GaveUp(UnknownReason::Limit(Limit::Bound(format!("more than {} abstract facts", MAX_FACTS)))));
             }
             if tab.why.len() > horizon {
                 break;
@@ -353,7 +355,7 @@ impl<'a, 'p> Analysis<'a, 'p> {
                     }
                     kind => {
                         if let EdgeKind::Statement(Stmt::Unsupported(why)) | EdgeKind::Declaration(Stmt::Unsupported(why)) = kind {
-                            self.unsupported.get_or_insert_with(|| format!("unsupported construct: {}", why));
+                            self.unsupported.get_or_insert_with(|| UnknownReason::NotProved(format!("unsupported construct: {}", why)));
                         }
                         let vals = match self.edge(fact.func, e, fact.val) {
                             Ok(v) => v,
@@ -394,7 +396,7 @@ impl<'a, 'p> Analysis<'a, 'p> {
         }
         match self.cancel.check() {
             Err(i) => RoundEnd::Interrupted(i),
-            Ok(()) => RoundEnd::GaveUp(why),
+            Ok(()) => RoundEnd::GaveUp(UnknownReason::Solver(why)),
         }
     }
 }
@@ -635,7 +637,7 @@ pub fn run<'p>(w: &'p program::WithCopies, cfg: &SummaryConfig, cancel: &Cancel,
         let (fact, key) = match end {
             RoundEnd::Exhausted => break,
             RoundEnd::Interrupted(i) => {
-                result.open_reason = Some(i.describe());
+                result.open_reason = Some(UnknownReason::from(i));
                 break;
             }
             RoundEnd::GaveUp(why) => {
@@ -645,7 +647,10 @@ pub fn run<'p>(w: &'p program::WithCopies, cfg: &SummaryConfig, cancel: &Cancel,
             RoundEnd::Targets => tab.targets[0],
         };
         let Some(ops) = witness_path(&tab, fact) else {
-            result.unknown.insert(key, format!("the abstract counterexample has more than {} operations", MAX_PATH));
+            result.unknown.insert(
+                key,
+                UnknownReason::Limit(Limit::Bound(format!("the abstract counterexample has more than {} operations", MAX_PATH))),
+            );
             continue;
         };
         let steps = with_context(p, &ops);
@@ -666,15 +671,15 @@ pub fn run<'p>(w: &'p program::WithCopies, cfg: &SummaryConfig, cancel: &Cancel,
             PathResult::Infeasible => {}
             PathResult::Imprecise(why) | PathResult::Unknown(why) => {
                 if let Err(i) = cancel.check() {
-                    result.open_reason = Some(i.describe());
+                    result.open_reason = Some(UnknownReason::from(i));
                     break;
                 }
-                result.unknown.insert(key, why);
+                result.unknown.insert(key, UnknownReason::Imprecision(why));
                 continue;
             }
         }
         if result.refinements >= cfg.max_refinements {
-            result.open_reason = Some(format!("more than {} refinements", cfg.max_refinements));
+            result.open_reason = Some(UnknownReason::Limit(Limit::Refinements(cfg.max_refinements)));
             break;
         }
         let copies = |f: FuncId| program::copies_of(w, f).to_vec();
@@ -734,12 +739,16 @@ pub fn run<'p>(w: &'p program::WithCopies, cfg: &SummaryConfig, cancel: &Cancel,
         }
         if added == 0 {
             let why = match (full, failure) {
-                (true, _) => format!("more than {} predicates at a control point", precision::MAX_PREDICATES),
-                (false, Some(e)) => format!("an infeasible error path could not be refined ({})", e),
-                (false, None) => "an infeasible error path could not be refined with new predicates".to_string(),
+                (true, _) => {
+                    UnknownReason::Limit(Limit::Bound(format!("more than {} predicates at a control point", precision::MAX_PREDICATES)))
+                }
+                (false, Some(e)) => UnknownReason::RefinementFailed(format!("an infeasible error path could not be refined ({})", e)),
+                (false, None) => {
+                    UnknownReason::RefinementFailed("an infeasible error path could not be refined with new predicates".to_string())
+                }
             };
             if let Err(i) = cancel.check() {
-                result.open_reason = Some(i.describe());
+                result.open_reason = Some(UnknownReason::from(i));
                 break;
             }
             result.unknown.insert(key, why);

@@ -2,6 +2,7 @@
 //! A.1.8: the abstract program has one predicate set per control point, refined with the
 //! interpolant at that point, or here with its atoms; see [`super::formula`]).
 
+pub use crate::config::Scope;
 use std::collections::HashMap;
 
 use super::formula::Pred;
@@ -11,15 +12,6 @@ use crate::ir::FuncId;
 /// Predicates one control point may have (valuations are 64-bit words; the abstract images
 /// enumerate valuations, so fewer keep them cheap).
 pub const MAX_PREDICATES: usize = 20;
-
-/// Where an interpolant's atoms are tracked.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Scope {
-    /// At every control point of the procedure they were found in.
-    Function,
-    /// At the control point they were found at (the paper's setting).
-    Location,
-}
 
 /// What adding a predicate did.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

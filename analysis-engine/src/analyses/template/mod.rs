@@ -29,6 +29,8 @@ pub mod optimize;
 pub mod state;
 pub mod templates;
 
+pub use crate::config::TemplateMode;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
@@ -37,7 +39,8 @@ use crate::cfa::{NodeId, Program, SrcRange};
 use crate::core::Cancel;
 use crate::ir::{BinOp, Expr, FuncId, IntTy, VarId};
 use crate::properties::{properties, PropertyKey};
-use crate::report::{InvariantReport, PropertyReport, Report, Stats, Verdict};
+use crate::report::outcome::FoundInvariant;
+use crate::report::{InvariantSource, UnknownReason};
 pub use block::Blocks;
 use state::Conj;
 pub use templates::{Families, LinearForm};
@@ -79,63 +82,6 @@ impl Step {
     pub const LADDER: [Step; 5] = [Step::INTERVALS, Step::OCTAGONS, Step::UNROLLING, Step::RICH, Step::CONGRUENCE];
 }
 
-/// Which configuration `--analysis templates…` runs.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub enum TemplateMode {
-    /// The ladder: each step only while a property is unproved.
-    Ladder,
-    Upper,
-    Intervals,
-    Octagons,
-    Unrolling,
-    Rich,
-    Congruence,
-}
-
-impl TemplateMode {
-    pub const ALL: [TemplateMode; 7] = [
-        TemplateMode::Ladder,
-        TemplateMode::Upper,
-        TemplateMode::Intervals,
-        TemplateMode::Octagons,
-        TemplateMode::Unrolling,
-        TemplateMode::Rich,
-        TemplateMode::Congruence,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            TemplateMode::Ladder => "templates",
-            TemplateMode::Upper => "templates-upper",
-            TemplateMode::Intervals => "templates-intervals",
-            TemplateMode::Octagons => "templates-octagons",
-            TemplateMode::Unrolling => "templates-unrolling",
-            TemplateMode::Rich => "templates-rich",
-            TemplateMode::Congruence => "templates-congruence",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<TemplateMode> {
-        match s {
-            "lpi" | "policy" => Some(TemplateMode::Ladder),
-            _ => TemplateMode::ALL.into_iter().find(|m| m.name() == s),
-        }
-    }
-
-    pub fn config(self) -> TemplateConfig {
-        let steps = match self {
-            TemplateMode::Ladder => Step::LADDER.to_vec(),
-            TemplateMode::Upper => vec![Step::UPPER],
-            TemplateMode::Intervals => vec![Step::INTERVALS],
-            TemplateMode::Octagons => vec![Step::OCTAGONS],
-            TemplateMode::Unrolling => vec![Step::UNROLLING],
-            TemplateMode::Rich => vec![Step::RICH],
-            TemplateMode::Congruence => vec![Step::CONGRUENCE],
-        };
-        TemplateConfig { steps, ..TemplateConfig::ladder() }
-    }
-}
-
 /// Everything a run of the template analysis depends on besides the program.
 #[derive(Clone, Debug)]
 pub struct TemplateConfig {
@@ -150,6 +96,20 @@ pub struct TemplateConfig {
 }
 
 impl TemplateConfig {
+    /// The configuration `--analysis` names.
+    pub fn for_mode(mode: TemplateMode) -> TemplateConfig {
+        let steps = match mode {
+            TemplateMode::Ladder => Step::LADDER.to_vec(),
+            TemplateMode::Upper => vec![Step::UPPER],
+            TemplateMode::Intervals => vec![Step::INTERVALS],
+            TemplateMode::Octagons => vec![Step::OCTAGONS],
+            TemplateMode::Unrolling => vec![Step::UNROLLING],
+            TemplateMode::Rich => vec![Step::RICH],
+            TemplateMode::Congruence => vec![Step::CONGRUENCE],
+        };
+        TemplateConfig { steps, ..TemplateConfig::ladder() }
+    }
+
     pub fn ladder() -> TemplateConfig {
         TemplateConfig { steps: Step::LADDER.to_vec(), blocks: Blocks::LoopHeads, query_ms: 10_000, max_iterations: 4_000 }
     }
@@ -171,6 +131,13 @@ pub struct LoopInvariant {
     pub exprs: Vec<Expr>,
     /// The invariant as a C expression.
     pub text: String,
+}
+
+impl LoopInvariant {
+    /// The invariant as an analysis outcome carries it.
+    pub fn found(&self) -> FoundInvariant {
+        FoundInvariant { func: self.func, range: self.range.clone(), expr: self.text.clone(), source: InvariantSource::Lpi }
+    }
 }
 
 /// Counters of a run (summed over ladder steps).
@@ -215,7 +182,7 @@ pub struct TemplateResult {
     /// Properties proved (by any step).
     pub proved: BTreeSet<PropertyKey>,
     /// Properties not proved, with the reason (from the last step run).
-    pub unproved: BTreeMap<PropertyKey, String>,
+    pub unproved: BTreeMap<PropertyKey, UnknownReason>,
     pub stats: TemplateStats,
     pub steps: Vec<StepReport>,
 }
@@ -247,6 +214,12 @@ fn run_ladder(p: &Program, cfg: &TemplateConfig, cancel: &Cancel) -> TemplateRes
         let step_cancel = cancel.child(budget);
         let t0 = Instant::now();
         let out = run_step(p, &facts, cfg, *step, &step_cancel, cancel, &props);
+        // A reason given while the step's time ran out depends on the machine.
+        let interrupted = step_cancel.check().err();
+        let reason = |text: String| match &interrupted {
+            Some(i) => UnknownReason::Interrupted { by: i.clone(), detail: text },
+            None => UnknownReason::NotProved(text),
+        };
         res.stats.lp_queries += out.stats.lp_queries;
         res.stats.value_determinations += out.stats.value_determinations;
         res.stats.abstractions += out.stats.abstractions;
@@ -261,7 +234,7 @@ fn run_ladder(p: &Program, cfg: &TemplateConfig, cancel: &Cancel) -> TemplateRes
         match out.checked {
             Some((invariants, proved, unproved)) => {
                 res.proved.extend(proved.iter().copied());
-                res.unproved = unproved.into_iter().filter(|(k, _)| !res.proved.contains(k)).collect();
+                res.unproved = unproved.into_iter().filter(|(k, _)| !res.proved.contains(k)).map(|(k, why)| (k, reason(why))).collect();
                 res.invariants = invariants;
                 res.steps.push(StepReport {
                     name: step.name,
@@ -273,7 +246,7 @@ fn run_ladder(p: &Program, cfg: &TemplateConfig, cancel: &Cancel) -> TemplateRes
             None => {
                 for pr in &props {
                     if !res.proved.contains(&pr.key) {
-                        res.unproved.insert(pr.key, note.clone().unwrap_or_else(|| "no result".into()));
+                        res.unproved.insert(pr.key, reason(note.clone().unwrap_or_else(|| "no result".into())));
                     }
                 }
                 res.steps.push(StepReport { name: step.name, proved: 0, time_ms: t0.elapsed().as_millis() as u64, note });
@@ -575,86 +548,4 @@ fn render(p: &Program, cons: &[(LinearForm, i128)], parity: &[(VarId, u8)]) -> S
         parts.push(format!("{} % 2 {} 0", p.var_name(v), if r == 0 { "==" } else { "!=" }));
     }
     parts.join(" && ")
-}
-
-/// The invariants as the report shows them (`source` "lpi"; each was checked inductive).
-pub fn invariant_reports(program: &Program, invariants: &[LoopInvariant]) -> Vec<InvariantReport> {
-    invariants
-        .iter()
-        .map(|i| InvariantReport {
-            function: program.func(i.func).name.clone(),
-            range: i.range.clone(),
-            expr: i.text.clone(),
-            source: "lpi".into(),
-            inductive: true,
-        })
-        .collect()
-}
-
-/// `cpals check --analysis templates…`: the template analysis alone, as a report.
-pub fn verify_templates(program: &Program, config: &crate::VerifyConfig, mode: TemplateMode, cancel: &Cancel) -> Report {
-    let started = Instant::now();
-    let cancel = cancel.child(config.timeout);
-    let restricted = program.for_entry(config.entry.as_deref());
-    let program: &Program = &restricted;
-    let cfg = mode.config();
-    let res = template_invariants(program, &cfg, &cancel);
-    let analysis = mode.name().to_string();
-    let props = properties(program);
-    let properties: Vec<PropertyReport> = props
-        .iter()
-        .map(|prop| {
-            let proved = res.proved.contains(&prop.key);
-            PropertyReport {
-                kind: prop.kind,
-                function: program.func(prop.function).name.clone(),
-                range: prop.range.clone(),
-                condition: prop.condition.clone().or_else(|| {
-                    let text = crate::verify::excerpt(program, &prop.range)?;
-                    let (open, close) = (text.find('(')?, text.rfind(')')?);
-                    (close > open + 1).then(|| text[open + 1..close].trim().to_string())
-                }),
-                verdict: if proved { Verdict::True } else { Verdict::Unknown },
-                reason: if proved {
-                    None
-                } else {
-                    Some(res.unproved.get(&prop.key).cloned().unwrap_or_else(|| "not proved by the template invariants".into()))
-                },
-                analysis: analysis.clone(),
-                trace: Vec::new(),
-                inputs: Vec::new(),
-            }
-        })
-        .collect();
-    let invariants = invariant_reports(program, &res.invariants);
-    let stats = Stats {
-        time_ms: started.elapsed().as_millis() as u64,
-        smt_queries: res.stats.lp_queries + res.stats.sat_queries + res.stats.check_queries,
-        abstractions: res.stats.abstractions,
-        states: res.stats.points,
-        precision: res.stats.templates,
-        covered: res.stats.covered,
-        expanded: res.stats.iterations,
-        lp_queries: res.stats.lp_queries,
-        value_determinations: res.stats.value_determinations,
-        ..Default::default()
-    };
-    let semantics = vec![
-        format!("data model {}", program.data_model.name()),
-        "signed overflow modelled as wrap-around".to_string(),
-        "template invariants are linear constraints over mathematical integers, checked inductive bit-precisely".to_string(),
-        format!("ladder steps run: {}", res.steps.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")),
-    ];
-    Report {
-        file: program.file.to_string(),
-        verdict: Report::file_verdict(&properties),
-        properties,
-        invariants,
-        unreachable: Vec::new(),
-        analysis,
-        semantics,
-        notes: program.notes.iter().map(|n| (n.pos.clone(), n.message.clone())).collect(),
-        stats,
-        precision: None,
-    }
 }

@@ -31,9 +31,11 @@ use crate::analyses::tra::smt::{discover, transition_interpolants, Clause, Lit, 
 use crate::cfa::CallSite;
 use crate::cfa::OpCtx;
 use crate::cfa::{EdgeKind, NodeId, Program};
+use crate::core::Limit;
 use crate::core::{Cancel, Op};
 use crate::ir::FuncId;
 use crate::properties::PropertyKey;
+use crate::report::UnknownReason;
 use crate::smt::interpolate::Strategy;
 use crate::smt::path::{check_path, PathResult, Violation};
 
@@ -54,8 +56,8 @@ pub struct TraConfig {
 /// `open_reason` is `None`.
 pub struct TraResult<'p> {
     pub violated: BTreeMap<PropertyKey, Violation<'p>>,
-    pub unknown: BTreeMap<PropertyKey, String>,
-    pub open_reason: Option<String>,
+    pub unknown: BTreeMap<PropertyKey, UnknownReason>,
+    pub open_reason: Option<UnknownReason>,
     /// Refinements of the approximation (transition interpolants learned from one path).
     pub approximation_refinements: u64,
     /// Refinements that added predicates.
@@ -82,15 +84,15 @@ struct Graph {
 }
 
 impl Graph {
-    fn build(p: &Program, cancel: &Cancel) -> Result<Graph, String> {
+    fn build(p: &Program, cancel: &Cancel) -> Result<Graph, UnknownReason> {
         let mut g = Graph { locs: Vec::new(), succ: Vec::new(), pred: Vec::new() };
         let mut ids: HashMap<(Vec<CallSite>, FuncId, NodeId), usize> = HashMap::new();
-        let mut intern = |g: &mut Graph, stack: Vec<CallSite>, func: FuncId, node: NodeId| -> Result<usize, String> {
+        let mut intern = |g: &mut Graph, stack: Vec<CallSite>, func: FuncId, node: NodeId| -> Result<usize, UnknownReason> {
             if let Some(&i) = ids.get(&(stack.clone(), func, node)) {
                 return Ok(i);
             }
             if g.locs.len() >= MAX_LOCATIONS {
-                return Err(format!("more than {MAX_LOCATIONS} locations once calls are expanded"));
+                return Err(UnknownReason::Limit(Limit::Bound(format!("more than {MAX_LOCATIONS} locations once calls are expanded"))));
             }
             ids.insert((stack.clone(), func, node), g.locs.len());
             g.locs.push(Location { stack, func, node });
@@ -105,7 +107,7 @@ impl Graph {
             if std::mem::replace(&mut done[l], true) {
                 continue;
             }
-            cancel.check().map_err(|i| i.describe())?;
+            cancel.check().map_err(UnknownReason::from)?;
             let (stack, f, n) = (g.locs[l].stack.clone(), g.locs[l].func, g.locs[l].node);
             let cfa = p.cfa(f);
             let mut out: Vec<(Op, usize)> = Vec::new();
@@ -113,7 +115,10 @@ impl Graph {
                 if let EdgeKind::CallSummary(call) = &edge.kind {
                     let callee = call.callee;
                     if callee == f || stack.iter().any(|(h, _)| *h == callee) {
-                        return Err(format!("recursion ({} calls itself); the summary analysis handles recursion", p.cfa(callee).name));
+                        return Err(UnknownReason::NotProved(format!(
+                            "recursion ({} calls itself); the summary analysis handles recursion",
+                            p.cfa(callee).name
+                        )));
                     }
                     let mut inner = stack.clone();
                     inner.push((f, e));
@@ -229,7 +234,7 @@ pub fn run<'p>(p: &'p Program, cfg: &TraConfig, cancel: &Cancel, decided: &[Prop
     let mut approx: HashMap<Op, Vec<Clause>> = HashMap::new();
     loop {
         if let Err(i) = cancel.check() {
-            result.open_reason = Some(i.describe());
+            result.open_reason = Some(UnknownReason::from(i));
             break;
         }
         let done = |k: &PropertyKey| decided.contains(k) || result.violated.contains_key(k) || result.unknown.contains_key(k);
@@ -243,7 +248,7 @@ pub fn run<'p>(p: &'p Program, cfg: &TraConfig, cancel: &Cancel, decided: &[Prop
             }
         };
         if result.approximation_refinements + result.predicate_refinements >= cfg.max_refinements {
-            result.open_reason = Some(format!("more than {} refinements", cfg.max_refinements));
+            result.open_reason = Some(UnknownReason::Limit(Limit::Refinements(cfg.max_refinements)));
             break;
         }
         let steps: Vec<(OpCtx<'p>, usize)> =
@@ -265,7 +270,10 @@ pub fn run<'p>(p: &'p Program, cfg: &TraConfig, cancel: &Cancel, decided: &[Prop
                 if learned == 0 {
                     // Cannot happen (the path was feasible under the old approximation);
                     // stop rather than loop.
-                    result.unknown.insert(key, "the transition interpolants did not refine the approximation".into());
+                    result.unknown.insert(
+                        key,
+                        UnknownReason::RefinementFailed("the transition interpolants did not refine the approximation".into()),
+                    );
                     continue;
                 }
                 result.approximation_refinements += 1;
@@ -287,26 +295,35 @@ pub fn run<'p>(p: &'p Program, cfg: &TraConfig, cancel: &Cancel, decided: &[Prop
                             );
                         }
                         Ok(_) if preds.len() >= MAX_PREDICATES => {
-                            result.unknown.insert(key, format!("more than {MAX_PREDICATES} predicates"));
+                            result.unknown.insert(key, UnknownReason::Limit(Limit::Predicates(MAX_PREDICATES)));
                         }
                         Ok(_) => {
-                            result.unknown.insert(key, "an infeasible error path could not be refined with new predicates".into());
+                            result.unknown.insert(
+                                key,
+                                UnknownReason::RefinementFailed("an infeasible error path could not be refined with new predicates".into()),
+                            );
                         }
                         Err(e) => {
-                            result.unknown.insert(key, format!("an infeasible error path could not be refined ({e})"));
+                            result.unknown.insert(
+                                key,
+                                UnknownReason::RefinementFailed(format!("an infeasible error path could not be refined ({e})")),
+                            );
                         }
                     },
-                    PathResult::Imprecise(why) | PathResult::Unknown(why) => {
-                        result.unknown.insert(key, why);
+                    PathResult::Imprecise(why) => {
+                        result.unknown.insert(key, UnknownReason::Imprecision(why));
+                    }
+                    PathResult::Unknown(why) => {
+                        result.unknown.insert(key, UnknownReason::Solver(why));
                     }
                 }
             }
             PathCheck::Unknown(why) => {
                 if let Err(i) = cancel.check() {
-                    result.open_reason = Some(i.describe());
+                    result.open_reason = Some(UnknownReason::from(i));
                     break;
                 }
-                result.unknown.insert(key, why);
+                result.unknown.insert(key, UnknownReason::RefinementFailed(why));
             }
         }
     }
@@ -327,7 +344,7 @@ fn reach(
     done: &dyn Fn(&PropertyKey) -> bool,
     states: &mut u64,
     cancel: &Cancel,
-) -> Result<Option<(Vec<(Op, usize)>, PropertyKey)>, String> {
+) -> Result<Option<(Vec<(Op, usize)>, PropertyKey)>, UnknownReason> {
     let mut relations: HashMap<Op, Bdd> = HashMap::new();
     let mut relation =
         |op: Op| -> Bdd { relations.entry(op).or_insert_with(|| space.clauses(approx.get(&op).map_or(&[][..], |v| v.as_slice()))).clone() };
@@ -346,7 +363,7 @@ fn reach(
                 return Ok(Some((backtrack(g, space, &layers, l, s, &mut relation), key)));
             }
         }
-        cancel.check().map_err(|i| i.describe())?;
+        cancel.check().map_err(UnknownReason::from)?;
         let mut next: BTreeMap<usize, Bdd> = BTreeMap::new();
         for (&l, s) in frontier {
             for &(op, to) in &g.succ[l] {

@@ -5,5 +5,6 @@
 
 pub mod interpolation;
 pub mod precision;
+pub mod refiner;
 pub mod state;
 pub mod transfer;

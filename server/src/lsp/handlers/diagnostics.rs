@@ -100,12 +100,7 @@ pub fn build(state: &FileState, doc: &Document, proved_as_information: bool, rel
                     severity: Some(if proved_as_information { DiagnosticSeverity::INFORMATION } else { DiagnosticSeverity::HINT }),
                     code: Some(NumberOrString::String("proved".into())),
                     source: Some(SOURCE.into()),
-                    message: format!(
-                        "proved: {} ({}){}",
-                        p.view.message.strip_suffix(&format!(" (proved by the {} analysis)", p.analysis)).unwrap_or(&p.view.message),
-                        how,
-                        stale
-                    ),
+                    message: format!("proved: {} ({}){}", p.view.proved_message, how, stale),
                     ..Default::default()
                 }
             }

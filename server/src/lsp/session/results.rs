@@ -33,6 +33,8 @@ pub struct PropertyView {
     pub verdict: Verdict,
     /// One-line message (`cli::message`).
     pub message: String,
+    /// For a proof: the message without the analysis when it is the unit's (`cli::holds`).
+    pub proved_message: String,
     pub reason: Option<String>,
     pub trace: Vec<StepView>,
 }
@@ -231,7 +233,15 @@ mod tests {
             root: root.into(),
             version,
             functions: functions.iter().map(|s| s.to_string()).collect(),
-            properties: vec![PropertyView { function: "f".into(), range: r(3), verdict, message: "m".into(), reason: None, trace: vec![] }],
+            properties: vec![PropertyView {
+                function: "f".into(),
+                range: r(3),
+                verdict,
+                message: "m".into(),
+                proved_message: "m".into(),
+                reason: None,
+                trace: vec![],
+            }],
             invariants: vec![InvariantView {
                 function: "f".into(),
                 range: r(2),

@@ -30,14 +30,9 @@ use crate::core::Cancel;
 use crate::ir::VarId;
 use crate::smt::linpred::from_condition;
 
-/// Where the predicate analysis abstracts.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum BlockEncoding {
-    /// Loop heads, function entries and exits, return sites, targets (ABE-lf).
-    LoopsAndFunctions,
-    /// After every operation (SBE).
-    SingleEdge,
-}
+pub mod cegar;
+
+pub use crate::config::BlockEncoding;
 
 #[derive(Clone, Debug)]
 pub struct PredicateConfig {

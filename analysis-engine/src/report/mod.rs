@@ -1,8 +1,18 @@
 //! The result of a verification run as plain data: a verdict per property with its reason,
 //! counterexample traces with values, loop invariants, code proven unreachable, statistics.
-//! No LSP or JSON types here: the server and the CLI convert.
+//! No LSP or JSON types here: the server and the CLI convert. Everything the server decides
+//! on is typed (verdicts, [`UnknownReason`], [`Analysis`], [`TraceValue`], omitted steps);
+//! text is only for people. `build` turns the analyses' outcomes into a [`Report`].
+
+pub mod build;
+pub mod outcome;
+mod reason;
+
+pub use crate::core::Limit;
+pub use reason::UnknownReason;
 
 use crate::cfa::{SrcRange, TargetKind};
+pub use crate::config::{Analysis, PrecisionHint};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Verdict {
@@ -25,13 +35,57 @@ impl Verdict {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StepKind {
-    Assume { taken: bool },
+    Assume {
+        taken: bool,
+    },
     Assign,
     Input,
     Declaration,
     Call,
     Return,
+    /// A loop a concrete run accelerated: it ran this many more iterations at once.
+    Accelerated {
+        iterations: u64,
+    },
+    /// Steps of a long run left out of the trace (its confirmation did not need them).
+    Omitted {
+        steps: u64,
+    },
     Other,
+}
+
+/// A value shown in a counterexample, as data: the server formats it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TraceValue {
+    Int(i128),
+    /// An address (a pointer's value), shown in hexadecimal.
+    Address(i128),
+}
+
+impl TraceValue {
+    /// The number, whatever its kind.
+    pub fn as_i128(self) -> i128 {
+        match self {
+            TraceValue::Int(v) | TraceValue::Address(v) => v,
+        }
+    }
+}
+
+impl std::fmt::Display for TraceValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TraceValue::Int(v) => write!(f, "{v}"),
+            TraceValue::Address(v) => write!(f, "{v:#x}"),
+        }
+    }
+}
+
+/// Where an input of a counterexample comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceInput {
+    /// The function called (e.g. `__VERIFIER_nondet_int`), or `uninitialised`.
+    pub source: String,
+    pub value: i128,
 }
 
 /// One step of a counterexample.
@@ -43,9 +97,9 @@ pub struct TraceStep {
     pub text: String,
     pub kind: StepKind,
     /// Variables written (or, for branches, read) at this step, with their values, in order.
-    pub values: Vec<(String, String)>,
-    /// For input steps: where the value comes from (e.g. `__VERIFIER_nondet_int`) and the value.
-    pub input: Option<(String, String)>,
+    pub values: Vec<(String, TraceValue)>,
+    /// For input steps: where the value comes from and the value.
+    pub input: Option<TraceInput>,
     pub depth: usize,
 }
 
@@ -58,9 +112,10 @@ pub struct PropertyReport {
     /// The checked condition as written, when known.
     pub condition: Option<String>,
     pub verdict: Verdict,
-    /// Why the verdict is `unknown` (or how a proof or violation was obtained).
-    pub reason: Option<String>,
-    pub analysis: String,
+    /// Why the verdict is `unknown`.
+    pub reason: Option<UnknownReason>,
+    /// The analysis that decided the property.
+    pub analysis: Analysis,
     /// For violations: the confirmed counterexample, from the entry to the violation.
     pub trace: Vec<TraceStep>,
     /// For violations found by a long concrete run (confirmed natively, trace abridged):
@@ -76,10 +131,28 @@ pub struct InvariantReport {
     pub range: SrcRange,
     /// A C expression over the program's variables.
     pub expr: String,
-    /// The analysis that found it (`value`, `predicate`, `lpi`).
-    pub source: String,
+    /// The analysis that found it.
+    pub source: InvariantSource,
     /// Checked inductive by an independent SMT query (invariants that fail are not reported).
     pub inductive: bool,
+}
+
+/// The analysis an invariant comes from.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum InvariantSource {
+    /// The values every reached state agrees on (the CEGAR analyses).
+    Analysis(Analysis),
+    /// Local policy iteration (the template analysis, seed 004).
+    Lpi,
+}
+
+impl std::fmt::Display for InvariantSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            InvariantSource::Analysis(a) => f.write_str(a.name()),
+            InvariantSource::Lpi => f.write_str("lpi"),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -114,14 +187,14 @@ pub struct Report {
     pub invariants: Vec<InvariantReport>,
     /// Code no execution reaches (only when the analysis completed).
     pub unreachable: Vec<SrcRange>,
-    pub analysis: String,
+    pub analysis: Analysis,
     /// How C was modelled (data model, overflow, encodings).
     pub semantics: Vec<String>,
     /// Constructs the front end over-approximated.
     pub notes: Vec<(SrcRange, String)>,
     pub stats: Stats,
     /// The precision the analysis ended with, to start the next run of the same code from.
-    pub precision: Option<std::sync::Arc<crate::verify::PrecisionHint>>,
+    pub precision: Option<std::sync::Arc<PrecisionHint>>,
 }
 
 impl Report {

@@ -1,0 +1,98 @@
+//! The concrete runs before the analyses (bug finding): the program runs on a few input
+//! choices (zeros, boundary values, constants) with loop acceleration; a run that reaches a
+//! property is confirmed by the bit-precise path check, or for long runs natively.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use crate::cfa::{OpCtx, Program};
+use crate::concrete::{self, Boundary, InputStrategy, RunEnd, RunLimits, Zeros};
+use crate::config::VerifyConfig;
+use crate::core::Cancel;
+use crate::properties::{Property, PropertyKey};
+use crate::report::build;
+use crate::report::outcome::Decision;
+use crate::report::TraceStep;
+use crate::smt::path::{check_path, PathResult};
+
+/// Inputs one concrete run may read (about 80 bytes each are kept for the replay).
+const MAX_RUN_INPUTS: usize = 1 << 20;
+
+/// Runs the program concretely with a few input choices; records confirmed violations.
+pub(super) fn run(p: &Program, cfg: &VerifyConfig, cancel: &Cancel, props: &[Property], found: &mut BTreeMap<PropertyKey, Decision>) {
+    let budget = match cancel.remaining_ms() {
+        Some(ms) => Duration::from_millis((ms as f64 * cfg.shares.concrete) as u64),
+        None => cfg.concrete.time,
+    };
+    let phase = cancel.child(Some(budget));
+    let limits = RunLimits {
+        max_steps: cfg.concrete.steps,
+        max_inputs: MAX_RUN_INPUTS,
+        keep_ops: 50_000,
+        trace_steps: 40,
+        max_frames: 10_000,
+        accelerate: true,
+    };
+    let plan = concrete::Plan::new(p);
+    // After the configured runs, a few with every input the same small value (2..=9).
+    let extra = if cfg.concrete.runs > 0 { 8 } else { 0 };
+    for k in 0..cfg.concrete.runs + extra {
+        if phase.check().is_err() || found.len() == props.len() {
+            return;
+        }
+        let mut strategy: Box<dyn InputStrategy> = if k == 0 {
+            Box::new(Zeros)
+        } else if k < cfg.concrete.runs {
+            Box::new(Boundary::new(k as u64))
+        } else {
+            Box::new(concrete::Constant((k - cfg.concrete.runs) as i128 + 2))
+        };
+        let t0 = Instant::now();
+        let run = concrete::run(p, &plan, strategy.as_mut(), &limits, &phase);
+        tracing::debug!("concrete run {}: {:?} after {} steps in {:?}", k, run.end, run.steps, t0.elapsed());
+        if let RunEnd::Target(key) = &run.end {
+            if !found.contains_key(key) {
+                if let Some((trace, inputs)) = confirm_concrete(p, &run, cancel) {
+                    found.insert(*key, Decision::Violated(trace, inputs));
+                }
+            }
+        }
+        if run.inputs.is_empty() && !matches!(run.end, RunEnd::Cancelled) {
+            // No input was read: every run would be the same.
+            return;
+        }
+    }
+}
+
+/// Confirms a concrete run that reached a violation: by the SMT path check when the run is
+/// short, by a native run of the compiled program otherwise (then with the run's whole input
+/// sequence, which the abridged trace does not show).
+fn confirm_concrete(p: &Program, run: &concrete::Run, cancel: &Cancel) -> Option<(Vec<TraceStep>, Vec<(String, i128)>)> {
+    if let Some(ops) = &run.ops {
+        let ctxs: Vec<OpCtx> = ops.iter().map(|&(op, rec)| crate::cfa::op_ctx(p, op, rec)).collect();
+        match check_path(p, &ctxs, cancel) {
+            PathResult::Feasible(values) => {
+                let depths: Vec<(OpCtx, usize)> =
+                    ctxs.iter().copied().zip(run.head.iter().chain(run.tail.iter()).map(|s| s.depth).chain(std::iter::repeat(0))).collect();
+                return Some((build::trace(p, &depths, &values), Vec::new()));
+            }
+            PathResult::Infeasible => {
+                tracing::warn!("a concrete run reached a violation the SMT path check refutes; not reported");
+                return None;
+            }
+            PathResult::Imprecise(_) | PathResult::Unknown(_) => {}
+        }
+    }
+    let include = std::path::Path::new(&*p.file).parent().map(|d| d.to_path_buf()).unwrap_or_else(|| ".".into());
+    let defined: Vec<String> = p.functions.iter().map(|f| f.name.clone()).collect();
+    let timeout = Duration::from_millis(cancel.remaining_ms().unwrap_or(10_000).clamp(1_000, 20_000));
+    match crate::harness::native_replay(&p.file, &p.source, &include, &run.inputs, &defined, p.data_model, timeout, &p.externals) {
+        crate::harness::NativeResult::Reached(_) => {
+            Some((build::concrete_trace(p, run), run.inputs.iter().map(|(f, _, v)| (f.clone(), *v)).collect()))
+        }
+        other => {
+            tracing::debug!("native replay did not confirm a concrete counterexample: {:?}", other);
+            None
+        }
+    }
+}

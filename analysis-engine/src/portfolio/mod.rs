@@ -1,0 +1,272 @@
+//! `verify`: runs the configured analyses on a program as a list of phases and hands their
+//! outcome to the report builder. A phase is data (which analysis, its share of the time
+//! left, what it hands on: confirmed violations, proved properties, the value precision);
+//! the default `combined` is the sequential combination of
+//! [`plan`]: concrete runs, the summary analysis for programs with recursion, a first slice
+//! of the explicit-value analysis, the template analysis, the rest of the value share, and
+//! explicit values with predicates (seed 001's CPA⁺ with dynamic precision adjustment).
+
+mod concrete;
+mod phases;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::analyses::template::TemplateResult;
+use crate::cfa::Program;
+use crate::config::{Analysis, Order, PrecisionHint, VerifyConfig};
+use crate::core::Cancel;
+use crate::properties::{properties, Property, PropertyKey};
+use crate::report::build::{self, Credits, TemplateCredit};
+use crate::report::outcome::{Decision, Outcome};
+use crate::report::{Report, Stats};
+
+/// The first slice of the value analysis in `combined` when the template analysis runs: a
+/// violation or a quick proof is reported before anything slower runs (most of its answers
+/// take well under a second, docs/benchmarks.md).
+const VALUE_SLICE: Duration = Duration::from_secs(1);
+
+/// One phase of a run.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// The program run concretely with a few input choices (bug finding); its share is
+    /// `Shares::concrete`.
+    Concrete,
+    /// The summary analysis (seed 002): alone, or first in `combined` with
+    /// `Shares::summaries` of the time left.
+    Summaries { alone: bool },
+    /// The transition-relation-approximation analysis (seed 003), alone.
+    Tra,
+    /// The explicit-value analysis alone, within `Shares::value`: its first slice, or the
+    /// rest of its share (only when the first slice ran out of time).
+    Value(Slice),
+    /// The template analysis (seed 004) in `combined`, with `Shares::templates` of the time
+    /// left, on a thread of its own.
+    Templates,
+    /// CEGAR with the configured analysis (`value`, `predicate`, `combined`) for the rest.
+    Cegar,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Slice {
+    First,
+    Rest,
+}
+
+/// The phases a configuration runs, in order.
+pub fn plan(cfg: &VerifyConfig, p: &Program) -> Vec<Phase> {
+    let mut phases = Vec::new();
+    if cfg.concrete.runs > 0 {
+        phases.push(Phase::Concrete);
+    }
+    match cfg.analysis {
+        Analysis::Tra => phases.push(Phase::Tra),
+        Analysis::Summaries => phases.push(Phase::Summaries { alone: true }),
+        Analysis::Value | Analysis::Predicate => phases.push(Phase::Cegar),
+        Analysis::Combined => {
+            if cfg.shares.summaries > 0.0 && crate::analyses::summaries::has_recursion(p) {
+                phases.push(Phase::Summaries { alone: false });
+            }
+            if cfg.shares.value > 0.0 {
+                phases.push(Phase::Value(Slice::First));
+            }
+            if cfg.shares.templates > 0.0 {
+                phases.push(Phase::Templates);
+            }
+            if cfg.shares.value > 0.0 {
+                phases.push(Phase::Value(Slice::Rest));
+            }
+            phases.push(Phase::Cegar);
+        }
+        Analysis::Templates(_) => unreachable!("the template analysis alone has no phases"),
+    }
+    phases
+}
+
+/// Whether a phase ends the run or hands on to the next.
+enum Next {
+    Continue,
+    Done(Outcome),
+}
+
+/// What the phases of one run share.
+struct Run<'a> {
+    program: &'a Program,
+    config: &'a VerifyConfig,
+    cancel: Cancel,
+    props: Vec<Property>,
+    stats: Stats,
+    /// Confirmed violations so far.
+    found: BTreeMap<PropertyKey, Decision>,
+    /// Properties proved so far (by the summary analysis).
+    proved: BTreeSet<PropertyKey>,
+    /// The value precision to start from.
+    reuse: Option<Arc<PrecisionHint>>,
+    /// The template analysis's result, once it ran.
+    templates: Option<TemplateResult>,
+    /// The template analysis proved every property left: the combination ended there.
+    all_by_templates: bool,
+    /// The rest of the value share, when the first slice was cut from it and ran out of time.
+    value_rest: Option<Duration>,
+}
+
+/// Runs the configured analysis and reports on every property.
+pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Report {
+    if let Analysis::Templates(mode) = config.analysis {
+        return phases::templates_alone(program, config, mode, cancel);
+    }
+    let started = Instant::now();
+    let cancel = cancel.child(config.timeout);
+    let restricted = program.for_entry(config.entry.as_deref());
+    let program: &Program = &restricted;
+    let mut run = Run {
+        program,
+        config,
+        cancel: cancel.clone(),
+        props: properties(program),
+        stats: Stats::default(),
+        found: BTreeMap::new(),
+        proved: BTreeSet::new(),
+        reuse: config.reuse.clone(),
+        templates: None,
+        all_by_templates: false,
+        value_rest: None,
+    };
+    let phases = plan(config, program);
+    let outcome = crate::smt::interruptible(&cancel, || run.execute(&phases));
+    run.stats.time_ms = started.elapsed().as_millis() as u64;
+    let templates = run.templates.as_ref().map(|t| TemplateCredit {
+        proved: t.proved.clone(),
+        invariants: t.invariants.iter().map(|i| i.found()).collect(),
+        lp_queries: t.stats.lp_queries,
+        value_determinations: t.stats.value_determinations,
+        smt_queries: t.stats.lp_queries + t.stats.sat_queries + t.stats.check_queries,
+    });
+    let credits = Credits { analysis: config.analysis, templates: templates.as_ref(), all_by_templates: run.all_by_templates };
+    build::assemble(program, &run.props, outcome, credits, run.stats)
+}
+
+impl Run<'_> {
+    fn execute(&mut self, phases: &[Phase]) -> Outcome {
+        for &phase in phases {
+            let next = match phase {
+                Phase::Concrete => {
+                    if !self.props.is_empty() {
+                        concrete::run(self.program, self.config, &self.cancel, &self.props, &mut self.found);
+                    }
+                    Next::Continue
+                }
+                Phase::Summaries { alone } => self.summaries(alone),
+                Phase::Tra => {
+                    Next::Done(phases::tra(self.program, self.config, &self.cancel, &self.props, &mut self.stats, self.found.clone()))
+                }
+                Phase::Value(slice) => self.value(slice),
+                Phase::Templates => self.templates(),
+                Phase::Cegar => Next::Done(self.cegar(self.config.analysis, None)),
+            };
+            if let Next::Done(outcome) = next {
+                return outcome;
+            }
+        }
+        unreachable!("the last phase of every plan ends the run")
+    }
+
+    /// The budget `share` of the time left, or `fixed` without a time limit.
+    fn budget(&self, share: f64, fixed: Duration) -> Duration {
+        self.cancel.remaining_ms().map_or(fixed, |ms| Duration::from_millis((ms as f64 * share) as u64))
+    }
+
+    /// Adds the properties proved earlier to a phase's outcome.
+    fn with_proved(&self, mut o: Outcome) -> Outcome {
+        o.proved.extend(self.proved.iter().copied());
+        o
+    }
+
+    /// Whether an outcome ends the combination: time is up, every property is violated, or
+    /// nothing is left open.
+    fn settles(&self, o: &Outcome) -> bool {
+        self.cancel.check().is_err() || o.all_violated(self.props.iter().map(|p| &p.key)) || o.closed()
+    }
+
+    fn summaries(&mut self, alone: bool) -> Next {
+        let phase = if alone {
+            self.cancel.clone()
+        } else {
+            self.cancel.child(Some(self.budget(self.config.shares.summaries, Duration::from_secs(20))))
+        };
+        let r = phases::summaries(self.program, self.config, &phase, &self.props, &mut self.stats, self.found.clone());
+        if alone || self.settles(&r) {
+            return Next::Done(r);
+        }
+        tracing::debug!("the summary analysis ends open ({:?}); the combination continues", r.open_reason);
+        self.proved = r.proved.clone();
+        self.found = Outcome::violations(&r.decisions);
+        Next::Continue
+    }
+
+    fn value(&mut self, slice: Slice) -> Next {
+        let budget = match slice {
+            Slice::First => {
+                let share = self.budget(self.config.shares.value, Duration::from_secs(10));
+                if self.config.shares.templates > 0.0 && share > VALUE_SLICE {
+                    self.value_rest = Some(share - VALUE_SLICE);
+                    VALUE_SLICE
+                } else {
+                    share
+                }
+            }
+            Slice::Rest => match self.value_rest.take() {
+                Some(rest) => rest,
+                None => return Next::Continue,
+            },
+        };
+        let slice_cancel = self.cancel.child(Some(budget));
+        let r = self.cegar(Analysis::Value, Some(&slice_cancel));
+        if self.settles(&r) {
+            return Next::Done(r);
+        }
+        tracing::debug!("the value analysis alone ends open ({:?}); the combination continues", r.open_reason);
+        self.found = Outcome::violations(&r.decisions);
+        self.reuse = Some(r.precision.clone());
+        // Only a slice that ran out of time gets a second one: an error path the values could
+        // not refute stays so with more time.
+        if slice_cancel.check().is_ok() {
+            self.value_rest = None;
+        }
+        Next::Continue
+    }
+
+    /// CEGAR with `analysis` (the value slices: explicit values alone, depth-first).
+    fn cegar(&mut self, analysis: Analysis, slice: Option<&Cancel>) -> Outcome {
+        let mut cfg = self.config.clone();
+        cfg.reuse = self.reuse.clone();
+        if slice.is_some() {
+            cfg.analysis = analysis;
+            cfg.cegar.order = Order::Dfs;
+            cfg.cegar.stop_when_blocked = false;
+        }
+        let cancel = slice.unwrap_or(&self.cancel);
+        let r = crate::analyses::combined::cegar::run(self.program, &cfg, cancel, &mut self.stats, self.found.clone());
+        self.with_proved(r)
+    }
+
+    fn templates(&mut self) -> Next {
+        let share = self.budget(self.config.shares.templates, Duration::from_secs(10));
+        let Some(t) = phases::templates(self.program, &self.cancel, share) else { return Next::Continue };
+        // Every property must be decided here: one without a decision would count as proved.
+        let done = !self.props.is_empty()
+            && self.props.iter().all(|p| t.proved.contains(&p.key) || self.found.get(&p.key).is_some_and(Decision::is_violated));
+        self.templates = Some(t);
+        if !done {
+            return Next::Continue;
+        }
+        self.all_by_templates = true;
+        let o = Outcome {
+            decisions: Outcome::violations(&self.found),
+            precision: self.reuse.clone().unwrap_or_default(),
+            ..Outcome::default()
+        };
+        Next::Done(self.with_proved(o))
+    }
+}

@@ -1,0 +1,388 @@
+//! The one report builder: counterexample traces from confirmed paths (with the source text
+//! of each step), loop invariants as C expressions, code proven unreachable, property
+//! conditions, and the final [`Report`] from the analyses' [`Outcome`].
+
+use std::collections::{BTreeSet, HashSet};
+
+use super::outcome::{Decision, FoundInvariant, Outcome};
+use super::{
+    InvariantReport, InvariantSource, PropertyReport, Report, Stats, StepKind, TraceInput, TraceStep, TraceValue, UnknownReason, Verdict,
+};
+use crate::cfa::{EdgeKind, Loc, Op, OpCtx, OpKind, Program, SrcRange};
+use crate::config::{Analysis, TemplateMode};
+use crate::invariants::Annotations;
+use crate::ir::{InputSource, Stmt, VarId};
+use crate::properties::{Property, PropertyKey};
+use crate::smt::path::StepValues;
+
+/// The source text of a range (its first line), if it is in the main file.
+pub fn excerpt(p: &Program, r: &SrcRange) -> Option<String> {
+    if r.file != p.file || r.col == 0 {
+        return None;
+    }
+    let line = p.source.lines().nth(r.line.checked_sub(1)? as usize)?;
+    let start = (r.col as usize).checked_sub(1)?;
+    let end = if r.end_line == r.line && r.end_col > r.col { (r.end_col as usize - 1).min(line.len()) } else { line.len() };
+    let mut text = line.get(start..end)?.trim();
+    // One statement: stop at a `;` outside parentheses (macro expansions span to the line's end).
+    let mut depth = 0i32;
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ';' if depth <= 0 => {
+                text = text[..i].trim_end();
+                break;
+            }
+            _ => {}
+        }
+    }
+    if text.is_empty() {
+        return None;
+    }
+    let mut t: String = text.chars().take(160).collect();
+    if t.ends_with(';') {
+        t.pop();
+    }
+    Some(t)
+}
+
+/// A variable's (or array element's) name and its value as the trace shows it.
+pub fn value_text(p: &Program, v: VarId, idx: Option<i64>, val: i128) -> (String, TraceValue) {
+    let info = p.var(v);
+    let name = match idx {
+        Some(i) => format!("{}[{}]", info.name, i),
+        None => info.name.clone(),
+    };
+    let shown = if info.pointer { TraceValue::Address(val) } else { TraceValue::Int(val) };
+    (name, shown)
+}
+
+/// Turns a confirmed path (operations with their call depths) and its values into
+/// user-facing steps.
+pub fn trace(p: &Program, ops: &[(OpCtx, usize)], values: &[StepValues]) -> Vec<TraceStep> {
+    let mut steps = Vec::new();
+    for (i, (op, depth)) in ops.iter().enumerate() {
+        let vals = &values[i];
+        let (f, e) = op.op.edge();
+        let func = p.func(f);
+        let edge = func.cfa.edge(e);
+        let range = func.abs(edge.span);
+        if range.col == 0 {
+            continue;
+        }
+        let (kind, hide) = match (&op.op, op.kind) {
+            (_, OpKind::Edge(EdgeKind::Blank)) => (StepKind::Other, true),
+            (_, OpKind::Edge(EdgeKind::Assume { truth, .. })) => (StepKind::Assume { taken: *truth }, false),
+            (_, OpKind::Edge(EdgeKind::Declaration(Stmt::Input { source: InputSource::Uninitialised, .. }))) => {
+                (StepKind::Declaration, true)
+            }
+            (_, OpKind::Edge(EdgeKind::Statement(Stmt::Input { .. }) | EdgeKind::Declaration(Stmt::Input { .. }))) => {
+                (StepKind::Input, false)
+            }
+            (_, OpKind::Edge(EdgeKind::Declaration(_))) => (StepKind::Declaration, false),
+            (_, OpKind::Edge(_)) => (StepKind::Assign, false),
+            (Op::Call(..), _) => (StepKind::Call, false),
+            (Op::Return(..), _) => (StepKind::Return, false),
+            _ => (StepKind::Other, false),
+        };
+        if hide {
+            continue;
+        }
+        let shown: Vec<_> = match kind {
+            StepKind::Assume { .. } => &vals.reads,
+            _ => &vals.writes,
+        }
+        .iter()
+        .filter(|(v, _, _)| !p.var(*v).synthetic)
+        .map(|(v, i, x)| value_text(p, *v, *i, *x))
+        .collect();
+        let mut dedup: Vec<(String, TraceValue)> = Vec::new();
+        for (n, v) in shown {
+            if let Some(e) = dedup.iter_mut().find(|(m, _)| *m == n) {
+                e.1 = v;
+            } else {
+                dedup.push((n, v));
+            }
+        }
+        let input = match (&kind, op.kind) {
+            (
+                StepKind::Input,
+                OpKind::Edge(EdgeKind::Statement(Stmt::Input { source, .. }) | EdgeKind::Declaration(Stmt::Input { source, .. })),
+            ) => {
+                let src = match source {
+                    InputSource::Call(c) => c.clone(),
+                    InputSource::Uninitialised => "uninitialised".into(),
+                };
+                vals.input.map(|value| TraceInput { source: src, value })
+            }
+            _ => None,
+        };
+        // Steps that only move values between the builder's temporaries say nothing.
+        let writes_only_temps = !vals.writes.is_empty() && vals.writes.iter().all(|(v, _, _)| p.var(*v).synthetic);
+        if matches!(kind, StepKind::Assign | StepKind::Declaration) && writes_only_temps && input.is_none() {
+            continue;
+        }
+        let text = match op.op {
+            Op::Return(..) => format!("return from {}", p.cfa(edge.kind.callee().expect("call edge")).name),
+            // The start function has no text of its own (global initialisers, entry arguments).
+            _ if f == p.start && kind == StepKind::Input => crate::cfa::pretty::edge(p, &edge.kind),
+            _ => excerpt(p, &range).unwrap_or_else(|| crate::cfa::pretty::edge(p, &edge.kind)),
+        };
+        steps.push(TraceStep { range, function: func.name.clone(), text, kind, values: dedup, input, depth: *depth });
+    }
+    steps
+}
+
+/// The condition text of a property: the assertion's string, or the helper call's argument.
+pub fn prop_condition(p: &Program, prop: &Property) -> Option<String> {
+    if prop.condition.is_some() {
+        return prop.condition.clone();
+    }
+    let text = excerpt(p, &prop.range)?;
+    let open = text.find('(')?;
+    let close = text.rfind(')')?;
+    (close > open + 1).then(|| text[open + 1..close].trim().to_string())
+}
+
+/// The invariants at loop heads, as C expressions.
+pub fn loop_invariants(p: &Program, inv: &Annotations, source: InvariantSource) -> Vec<FoundInvariant> {
+    let mut out = Vec::new();
+    for ((f, node), conj) in inv {
+        let cfa = p.cfa(*f);
+        if !cfa.node(*node).loop_head {
+            continue;
+        }
+        let func = p.func(*f);
+        let expr = conj.iter().map(|e| crate::cfa::pretty::expr(p, e, true)).collect::<Vec<_>>().join(" && ");
+        out.push(FoundInvariant { func: *f, range: func.abs(cfa.node(*node).span), expr, source });
+    }
+    out.sort_by(|a, b| (a.range.line, a.range.col).cmp(&(b.range.line, b.range.col)));
+    out
+}
+
+/// Code no explored state reaches, in functions the analysis entered.
+pub fn unreachable_code(p: &Program, reached: &HashSet<Loc>) -> Vec<SrcRange> {
+    let funcs: BTreeSet<_> = reached.iter().map(|l| l.func).collect();
+    let mut out: Vec<SrcRange> = Vec::new();
+    for f in funcs {
+        if f == p.start {
+            continue;
+        }
+        let func = p.func(f);
+        for e in &func.cfa.edges {
+            // Blank edges carry no code; an unreachable target is a proof, not dead code.
+            if e.span.col == 0 || matches!(e.kind, EdgeKind::Blank) || func.cfa.node(e.dst).target.is_some() {
+                continue;
+            }
+            if reached.contains(&Loc { func: f, node: e.src }) {
+                continue;
+            }
+            let r = func.abs(e.span);
+            if !out.contains(&r) {
+                out.push(r);
+            }
+        }
+    }
+    // Drop ranges inside others, keep source order.
+    out.sort_by_key(|r| (r.line, r.col, std::cmp::Reverse((r.end_line, r.end_col))));
+    let mut merged: Vec<SrcRange> = Vec::new();
+    for r in out {
+        if let Some(last) = merged.last() {
+            let inside = (r.line, r.col) >= (last.line, last.col) && (r.end_line, r.end_col) <= (last.end_line, last.end_col);
+            if inside {
+                continue;
+            }
+        }
+        merged.push(r);
+    }
+    merged
+}
+
+/// The trace of a long concrete run confirmed natively: its first and last steps, the
+/// middle left out (as one [`StepKind::Omitted`] item), accelerated loops as one step each.
+pub fn concrete_trace(p: &Program, run: &crate::concrete::Run) -> Vec<TraceStep> {
+    let steps: Vec<&crate::concrete::ConcreteStep> = run.head.iter().chain(run.tail.iter()).collect();
+    let mut out = Vec::new();
+    for (i, s) in steps.iter().enumerate() {
+        if i == run.head.len() && !run.tail.is_empty() {
+            let omitted = run.steps.saturating_sub(steps.len() as u64);
+            out.push(TraceStep {
+                range: SrcRange { file: p.file.clone(), line: 0, col: 0, end_line: 0, end_col: 0 },
+                function: String::new(),
+                text: format!("… {} operations not shown …", omitted),
+                kind: StepKind::Omitted { steps: omitted },
+                values: Vec::new(),
+                input: None,
+                depth: s.depth,
+            });
+        }
+        let ctx = crate::cfa::op_ctx(p, s.op, s.recursive);
+        if let Some(k) = s.accelerated {
+            let (f, e) = s.op.edge();
+            let func = p.func(f);
+            let head = func.cfa.edge(e).src;
+            out.push(TraceStep {
+                range: func.abs(func.cfa.node(head).span),
+                function: func.name.clone(),
+                text: format!("the loop runs {} more iterations (accelerated)", k),
+                kind: StepKind::Accelerated { iterations: k },
+                values: s.values.iter().filter(|(v, _, _)| !p.var(*v).synthetic).map(|(v, i, x)| value_text(p, *v, *i, *x)).collect(),
+                input: None,
+                depth: s.depth,
+            });
+            continue;
+        }
+        let assume = matches!(ctx.kind, OpKind::Edge(EdgeKind::Assume { .. }));
+        let values = StepValues {
+            writes: if assume { Vec::new() } else { s.values.clone() },
+            reads: if assume { s.values.clone() } else { Vec::new() },
+            input: s.input,
+        };
+        out.extend(trace(p, &[(ctx, s.depth)], &[values]));
+    }
+    out
+}
+
+/// What the combination credits a proof to.
+pub struct Credits<'a> {
+    /// The configured analysis.
+    pub analysis: Analysis,
+    /// What the template phase found, when it ran.
+    pub templates: Option<&'a TemplateCredit>,
+    /// The template phase proved every property left and ended the run.
+    pub all_by_templates: bool,
+}
+
+/// What the template phase of the combination found (seed 004).
+pub struct TemplateCredit {
+    pub proved: BTreeSet<PropertyKey>,
+    pub invariants: Vec<FoundInvariant>,
+    pub lp_queries: u64,
+    pub value_determinations: u64,
+    /// Optimisation, satisfiability and check queries.
+    pub smt_queries: u64,
+}
+
+/// The analysis the template phase's proofs are credited to.
+const TEMPLATES: Analysis = Analysis::Templates(TemplateMode::Ladder);
+
+/// The report of a run from its final outcome.
+pub fn assemble(p: &Program, props: &[Property], run: Outcome, credits: Credits, mut stats: Stats) -> Report {
+    let mut invariants = Vec::new();
+    if let Some(t) = credits.templates {
+        stats.lp_queries += t.lp_queries;
+        stats.value_determinations += t.value_determinations;
+        stats.smt_queries += t.smt_queries;
+        invariants.extend(t.invariants.iter().cloned());
+    }
+    invariants.extend(run.invariants.iter().cloned());
+    let properties: Vec<PropertyReport> = props
+        .iter()
+        .map(|prop| {
+            let by_templates = credits.templates.is_some_and(|t| t.proved.contains(&prop.key));
+            let (verdict, reason, trace, inputs) = match run.decisions.get(&prop.key) {
+                Some(Decision::Violated(t, i)) => (Verdict::False, None, t.clone(), i.clone()),
+                // Proved by the template invariants (checked inductive bit-precisely).
+                _ if by_templates => (Verdict::True, None, Vec::new(), Vec::new()),
+                // Proved by an earlier phase (the summary analysis).
+                _ if run.proved.contains(&prop.key) => (Verdict::True, None, Vec::new(), Vec::new()),
+                Some(Decision::Unknown(r)) => (Verdict::Unknown, Some(r.clone()), Vec::new(), Vec::new()),
+                None => match &run.open_reason {
+                    None => (Verdict::True, None, Vec::new(), Vec::new()),
+                    Some(r) => (Verdict::Unknown, Some(r.clone()), Vec::new(), Vec::new()),
+                },
+            };
+            // Credited to the template analysis where the CEGAR run alone did not prove it.
+            let credited = by_templates && (credits.all_by_templates || run.open_reason.is_some() || run.decisions.contains_key(&prop.key));
+            property_report(p, prop, verdict, reason, if credited { TEMPLATES } else { credits.analysis }, trace, inputs)
+        })
+        .collect();
+    let mut semantics = vec![
+        format!("data model {}", p.data_model.name()),
+        "signed overflow modelled as wrap-around".to_string(),
+        "counterexamples confirmed with a bit-precise SMT path check".to_string(),
+    ];
+    if !p.escaped.is_empty() {
+        semantics.push("memory reached through pointers over-approximated".into());
+    }
+    if credits.templates.is_some() {
+        semantics.push(
+            "template invariants (local policy iteration) are linear constraints over mathematical integers, checked inductive bit-precisely"
+                .into(),
+        );
+    }
+    Report {
+        file: p.file.to_string(),
+        verdict: Report::file_verdict(&properties),
+        properties,
+        invariants: invariants.iter().map(|i| invariant_report(p, i)).collect(),
+        unreachable: run.reached.as_ref().map(|r| unreachable_code(p, r)).unwrap_or_default(),
+        analysis: credits.analysis,
+        semantics,
+        notes: p.notes.iter().map(|n| (n.pos.clone(), n.message.clone())).collect(),
+        stats,
+        precision: Some(run.precision),
+    }
+}
+
+/// The report of the template analysis alone (`steps`: the ladder steps it ran).
+pub fn assemble_templates(p: &Program, props: &[Property], run: Outcome, analysis: Analysis, stats: Stats, steps: &str) -> Report {
+    let properties: Vec<PropertyReport> = props
+        .iter()
+        .map(|prop| match run.decisions.get(&prop.key) {
+            Some(Decision::Unknown(r)) => property_report(p, prop, Verdict::Unknown, Some(r.clone()), analysis, Vec::new(), Vec::new()),
+            _ => property_report(p, prop, Verdict::True, None, analysis, Vec::new(), Vec::new()),
+        })
+        .collect();
+    let semantics = vec![
+        format!("data model {}", p.data_model.name()),
+        "signed overflow modelled as wrap-around".to_string(),
+        "template invariants are linear constraints over mathematical integers, checked inductive bit-precisely".to_string(),
+        format!("ladder steps run: {}", steps),
+    ];
+    Report {
+        file: p.file.to_string(),
+        verdict: Report::file_verdict(&properties),
+        properties,
+        invariants: run.invariants.iter().map(|i| invariant_report(p, i)).collect(),
+        unreachable: Vec::new(),
+        analysis,
+        semantics,
+        notes: p.notes.iter().map(|n| (n.pos.clone(), n.message.clone())).collect(),
+        stats,
+        precision: None,
+    }
+}
+
+fn property_report(
+    p: &Program,
+    prop: &Property,
+    verdict: Verdict,
+    reason: Option<UnknownReason>,
+    analysis: Analysis,
+    trace: Vec<TraceStep>,
+    inputs: Vec<(String, i128)>,
+) -> PropertyReport {
+    PropertyReport {
+        kind: prop.kind,
+        function: p.func(prop.function).name.clone(),
+        range: prop.range.clone(),
+        condition: prop_condition(p, prop),
+        verdict,
+        reason,
+        analysis,
+        trace,
+        inputs,
+    }
+}
+
+fn invariant_report(p: &Program, i: &FoundInvariant) -> InvariantReport {
+    InvariantReport {
+        function: p.func(i.func).name.clone(),
+        range: i.range.clone(),
+        expr: i.expr.clone(),
+        source: i.source,
+        inductive: true,
+    }
+}
