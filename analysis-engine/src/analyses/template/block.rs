@@ -181,6 +181,9 @@ pub fn build(ctx: &WalkCtx, start: &PointKey) -> BlockGraph {
     }
 }
 
+/// A position on the walk's stack: its id, the next successor to follow, the successors.
+type Frame = (u32, usize, Vec<(BOp, Pos)>);
+
 /// The positions and edges of a block as the depth-first walk discovers them.
 struct Walk<'c, 'a> {
     ctx: &'c WalkCtx<'a>,
@@ -215,7 +218,7 @@ impl Walk<'_, '_> {
         self.out_edges.push(Vec::new());
         self.is_exit.push(false);
         let mut post: Vec<u32> = Vec::new();
-        let mut stack: Vec<(u32, usize, Vec<(BOp, Pos)>)> = Vec::new();
+        let mut stack: Vec<Frame> = Vec::new();
         let first = self.succ(&start_pos);
         stack.push((0, 0, first));
         while let Some((id, i, succs)) = stack.last_mut() {

@@ -38,6 +38,9 @@ use crate::ir::{FuncId, VarId};
 /// program order along the call stack, then fewer unrolled iterations.
 type Prio = (Reverse<u32>, Vec<u32>, Vec<u8>);
 
+/// The templates of a point and the variables whose parity it tracks.
+type PointTemplates = (Arc<Vec<LinearForm>>, Arc<Vec<VarId>>);
+
 pub struct Point {
     pub key: PointKey,
     pub templates: Arc<Vec<LinearForm>>,
@@ -96,7 +99,7 @@ pub struct Lpi<'p> {
     worklist: BTreeSet<(Prio, PointId)>,
     pub smt: LpiSmt<'p>,
     pub stats: LpiStats,
-    template_cache: HashMap<(FuncId, NodeId), (Arc<Vec<LinearForm>>, Arc<Vec<VarId>>)>,
+    template_cache: HashMap<(FuncId, NodeId), PointTemplates>,
     independent: HashMap<(AbsId, usize), bool>,
 }
 
@@ -150,7 +153,7 @@ impl<'p> Lpi<'p> {
     }
 
     /// The templates of a CFA location under this step's families.
-    fn templates_at(&mut self, func: FuncId, node: NodeId) -> (Arc<Vec<LinearForm>>, Arc<Vec<VarId>>) {
+    fn templates_at(&mut self, func: FuncId, node: NodeId) -> PointTemplates {
         if let Some(t) = self.template_cache.get(&(func, node)) {
             return t.clone();
         }
@@ -469,7 +472,7 @@ impl<'p> Lpi<'p> {
 
     /// The instances of value determination: the policy paths of the instance entries, with
     /// the constraints on their inputs (the backpointer's templates, as unknowns).
-    fn vd_policies(&mut self, inf: &Influence, var: &BTreeMap<(PointId, usize), usize>) -> Vec<VdPolicy> {
+    fn vd_policies(&mut self, inf: &Influence, var: &Unknowns) -> Vec<VdPolicy> {
         let mut out: Vec<VdPolicy> = Vec::new();
         let entries: Vec<(PointId, usize, Entry)> = inf
             .states
@@ -496,7 +499,7 @@ impl<'p> Lpi<'p> {
                 if !t0.vars().any(|v| touched.contains(&v)) {
                     continue;
                 }
-                if self.states[bp as usize].entries.get(j).map_or(true, |x| x.is_none()) {
+                if self.states[bp as usize].entries.get(j).is_none_or(|x| x.is_none()) {
                     continue;
                 }
                 if let Some(&i) = var.get(&(n0, j)) {
@@ -519,6 +522,9 @@ impl<'p> Lpi<'p> {
     }
 }
 
+/// The unknowns of value determination: one index per (point, template).
+type Unknowns = BTreeMap<(PointId, usize), usize>;
+
 /// The states influencing a value determination, by point (with their ids, `None` for the
 /// merged state), and per (point, template) whether the entry is an instance (a policy inside
 /// the component).
@@ -534,8 +540,8 @@ impl Influence {
 
     /// The unknowns: one per bounded entry of an influencing state; those that are not
     /// instances are fixed to their bounds.
-    fn unknowns(&self) -> (BTreeMap<(PointId, usize), usize>, Vec<(usize, i128)>) {
-        let mut var: BTreeMap<(PointId, usize), usize> = BTreeMap::new();
+    fn unknowns(&self) -> (Unknowns, Vec<(usize, i128)>) {
+        let mut var: Unknowns = BTreeMap::new();
         let mut fixed = Vec::new();
         for (&n, (_, s)) in &self.states {
             for (k, e) in s.entries.iter().enumerate() {

@@ -156,7 +156,7 @@ fn farkas_case(path: &EncodedPath, rs: &[Row], cancel: &Cancel) -> Result<Vec<Bo
     let lambdas: Vec<Real> = (0..rs.len()).map(|i| Real::new_const(format!("farkas_{}", i))).collect();
     for (l, r) in lambdas.iter().zip(rs) {
         if !r.eq {
-            s.assert(&l.ge(&real(0)));
+            s.assert(l.ge(real(0)));
         }
     }
     let syms: BTreeSet<&String> = rs.iter().flat_map(|r| r.coeffs.keys()).collect();
@@ -164,7 +164,7 @@ fn farkas_case(path: &EncodedPath, rs: &[Row], cancel: &Cancel) -> Result<Vec<Bo
         let terms: Vec<Real> =
             lambdas.iter().zip(rs).filter_map(|(l, r)| r.coeffs.get(sym).map(|c| Real::mul(&[l.clone(), real(*c)]))).collect();
         if !terms.is_empty() {
-            s.assert(&Real::add(&terms).eq(&real(0)));
+            s.assert(Real::add(&terms).eq(real(0)));
         }
     }
     let rhs: Vec<Real> = lambdas.iter().zip(rs).map(|(l, r)| Real::mul(&[l.clone(), real(r.b)])).collect();
@@ -172,7 +172,7 @@ fn farkas_case(path: &EncodedPath, rs: &[Row], cancel: &Cancel) -> Result<Vec<Bo
         return Err("no linear constraints".into());
     }
     // Σ λ·b < 0, normalised to ≤ -1 (Z3 4.8.12's strict-inequality caveat).
-    s.assert(&Real::add(&rhs).le(&real(-1)));
+    s.assert(Real::add(&rhs).le(real(-1)));
     if s.check() != SatResult::Sat {
         return Err("no Farkas certificate (the contradiction needs integer reasoning)".into());
     }
@@ -212,7 +212,7 @@ fn farkas_case(path: &EncodedPath, rs: &[Row], cancel: &Cancel) -> Result<Vec<Bo
             sum.push(Int::mul(&[d.as_int().ok_or("not an integer symbol")?, Int::from_i128(*c)]));
         }
         let lhs = if sum.is_empty() { Int::from_i64(0) } else { Int::add(&sum) };
-        out.push(if all_eq { lhs.eq(&Int::from_i128(k_sum)) } else { lhs.le(&Int::from_i128(k_sum)) });
+        out.push(if all_eq { lhs.eq(Int::from_i128(k_sum)) } else { lhs.le(Int::from_i128(k_sum)) });
     }
     Ok(out)
 }

@@ -73,6 +73,9 @@ pub struct Interpolants {
     pub cuts: Vec<Vec<LinPred>>,
 }
 
+/// The SSA symbols of a path's encoding by name, with their variable and version.
+pub(crate) type SsaNames = HashMap<String, (crate::ir::VarId, u32)>;
+
 /// Computes sequence interpolants for blocks `A_1..A_n`, trying the strategies in order.
 pub fn sequence_interpolants(p: &Program, blocks: &[Block], order: &[Strategy], cancel: &Cancel) -> Result<Interpolants, String> {
     let (strategy, itps, names) = sequence_interpolant_formulas(p, blocks, order, cancel)?;
@@ -96,7 +99,7 @@ pub(crate) fn sequence_interpolant_formulas(
     blocks: &[Block],
     order: &[Strategy],
     cancel: &Cancel,
-) -> Result<(Strategy, Vec<Bool>, HashMap<String, (crate::ir::VarId, u32)>), String> {
+) -> Result<(Strategy, Vec<Bool>, SsaNames), String> {
     // C's arithmetic first (the interpolants then carry the bounds that rule out overflow,
     // which the exact abstraction needs); ideal integers, where interpolation is easier, next.
     let encodings = [
@@ -114,7 +117,7 @@ pub(crate) fn sequence_interpolant_formulas_in(
     order: &[Strategy],
     encodings: &[Theory],
     cancel: &Cancel,
-) -> Result<(Strategy, Vec<Bool>, HashMap<String, (crate::ir::VarId, u32)>), String> {
+) -> Result<(Strategy, Vec<Bool>, SsaNames), String> {
     if blocks.len() < 2 {
         return Err("the path has no cut to interpolate at".into());
     }

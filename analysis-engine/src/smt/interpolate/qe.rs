@@ -68,7 +68,7 @@ pub(super) fn qe_core(path: &EncodedPath, cancel: &Cancel) -> Result<Vec<Bool>, 
         }
         let marks: Vec<Bool> = (0..cs.len()).map(|i| Bool::new_const(format!("itp_keep_{}_{}", k, i))).collect();
         for (m, c) in marks.iter().zip(&cs) {
-            s.assert(&m.implies(c));
+            s.assert(m.implies(c));
         }
         let core: BTreeSet<String> = match s.check_assumptions(&marks) {
             SatResult::Unsat => s.get_unsat_core().iter().map(|b| b.to_string()).collect(),
@@ -80,7 +80,7 @@ pub(super) fn qe_core(path: &EncodedPath, cancel: &Cancel) -> Result<Vec<Bool>, 
         while i < kept.len() && kept.len() > 1 {
             let trial: Vec<Bool> = kept.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, c)| c.clone()).collect();
             s.push();
-            s.assert(&and(&trial));
+            s.assert(and(&trial));
             let still = s.check() == SatResult::Unsat;
             s.pop(1);
             if still {

@@ -104,9 +104,9 @@ pub(super) fn spacer(path: &EncodedPath, cancel: &Cancel) -> Result<Vec<Bool>, S
         }
     }
     let mut out = Vec::new();
-    for k in 0..n - 1 {
-        let cover = fp.get_cover_delta(-1, &preds[k]).ok_or("no solution for a cut")?;
-        out.push(substitute_vars(&cover, &path.shared[k]));
+    for (pred, shared) in preds.iter().zip(&path.shared) {
+        let cover = fp.get_cover_delta(-1, pred).ok_or("no solution for a cut")?;
+        out.push(substitute_vars(&cover, shared));
     }
     Ok(out)
 }

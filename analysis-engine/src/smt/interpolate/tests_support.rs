@@ -91,7 +91,7 @@ pub fn assert_sequence(path: &EncodedPath, itps: &[Bool]) {
             s.assert(c);
         }
         if k + 1 < n {
-            s.assert(&itps[k].not());
+            s.assert(itps[k].not());
         }
         assert_eq!(s.check(), SatResult::Unsat, "interpolant condition {} fails", k);
     }

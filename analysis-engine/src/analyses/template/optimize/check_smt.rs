@@ -67,7 +67,7 @@ impl<'p> CheckSmt<'p> {
                 continue;
             };
             s.push();
-            s.assert(&t.not());
+            s.assert(t.not());
             self.queries += 1;
             let r = check(&s);
             s.pop(1);

@@ -84,11 +84,11 @@ fn nonstrict(d: &Dynamic, memo: &mut HashMap<usize, (Dynamic, Dynamic)>) -> Dyna
     let out = match kind {
         DeclKind::Lt if ints(&new) => {
             let (a, b) = (new[0].as_int().expect("int"), new[1].as_int().expect("int"));
-            Dynamic::from_ast(&a.le(&Int::sub(&[b, one])))
+            Dynamic::from_ast(&a.le(Int::sub(&[b, one])))
         }
         DeclKind::Gt if ints(&new) => {
             let (a, b) = (new[0].as_int().expect("int"), new[1].as_int().expect("int"));
-            Dynamic::from_ast(&a.ge(&Int::add(&[b, one])))
+            Dynamic::from_ast(&a.ge(Int::add(&[b, one])))
         }
         DeclKind::Not if new.len() == 1 && new[0].is_app() && new[0].num_children() == 2 => {
             let inner = &new[0];
@@ -96,11 +96,11 @@ fn nonstrict(d: &Dynamic, memo: &mut HashMap<usize, (Dynamic, Dynamic)>) -> Dyna
             match inner.decl().kind() {
                 DeclKind::Le if ints(&args) => {
                     let (a, b) = (args[0].as_int().expect("int"), args[1].as_int().expect("int"));
-                    Dynamic::from_ast(&a.ge(&Int::add(&[b, one])))
+                    Dynamic::from_ast(&a.ge(Int::add(&[b, one])))
                 }
                 DeclKind::Ge if ints(&args) => {
                     let (a, b) = (args[0].as_int().expect("int"), args[1].as_int().expect("int"));
-                    Dynamic::from_ast(&a.le(&Int::sub(&[b, one])))
+                    Dynamic::from_ast(&a.le(Int::sub(&[b, one])))
                 }
                 _ => rebuild(d, &kids, &new),
             }
@@ -147,7 +147,7 @@ pub(super) fn encode_block<'p>(p: &'p Program, mods: &[BTreeSet<VarId>], g: &Blo
         for &e in &node.out {
             enc.cur = s.clone();
             let guard = apply(&mut enc, p, mods, g.edges[e as usize].op);
-            extra.push(marks[e as usize].iff(&Bool::and(&[&r, &guard])));
+            extra.push(marks[e as usize].iff(Bool::and(&[&r, &guard])));
             edge_ssa[e as usize] = Some(enc.cur.clone());
         }
         ssa.push(s);
@@ -196,7 +196,7 @@ impl<'p> EncBlock<'p> {
             Conj::False => Bool::from_bool(false),
             Conj::Le(f, d) => {
                 if self.int {
-                    self.int_form(i, f)?.le(&Int::from_i128(*d))
+                    self.int_form(i, f)?.le(Int::from_i128(*d))
                 } else {
                     self.bv_le(p, i, f, *d)?
                 }
@@ -204,10 +204,10 @@ impl<'p> EncBlock<'p> {
             Conj::Parity(v, r) => {
                 let t = self.var(i, *v)?;
                 if self.int {
-                    t.as_int()?.modulo(&Int::from_i64(2)).eq(&Int::from_i64(*r as i64))
+                    t.as_int()?.modulo(Int::from_i64(2)).eq(Int::from_i64(*r as i64))
                 } else {
                     let b = t.as_bv()?;
-                    b.extract(0, 0).eq(&BV::from_u64(*r as u64, 1))
+                    b.extract(0, 0).eq(BV::from_u64(*r as u64, 1))
                 }
             }
         })
@@ -216,7 +216,7 @@ impl<'p> EncBlock<'p> {
     /// `form > bound` (the negation of a `Le` conjunct), `form ≢ r` for parity.
     pub(super) fn exceeds(&mut self, p: &Program, i: usize, c: &Conj) -> Option<Bool> {
         Some(match c {
-            Conj::Le(f, d) if self.int => self.int_form(i, f)?.ge(&Int::from_i128(d + 1)),
+            Conj::Le(f, d) if self.int => self.int_form(i, f)?.ge(Int::from_i128(d + 1)),
             other => self.conj(p, i, other)?.not(),
         })
     }
@@ -241,13 +241,13 @@ impl<'p> EncBlock<'p> {
             let t = self.var(i, v)?.as_bv()?;
             let ty = p.var(v).int_ty();
             let ext = if ty.signed { t.sign_ext(width - t.get_size()) } else { t.zero_ext(width - t.get_size()) };
-            let term = ext.bvmul(&crate::smt::encode::bv_const(c as i128, width));
+            let term = ext.bvmul(crate::smt::encode::bv_const(c as i128, width));
             sum = Some(match sum {
                 None => term,
                 Some(s) => s.bvadd(&term),
             });
         }
-        Some(sum?.bvsle(&crate::smt::encode::bv_const(d, width)))
+        Some(sum?.bvsle(crate::smt::encode::bv_const(d, width)))
     }
 }
 

@@ -80,7 +80,7 @@ impl<'p> LpiSmt<'p> {
             Some(ex) => {
                 s.push();
                 let refs: Vec<&Bool> = ex.iter().collect();
-                s.assert(&Bool::or(&refs));
+                s.assert(Bool::or(&refs));
                 let r = self.sat(&s);
                 s.pop(1);
                 if r == Sat::Unsat {
@@ -114,7 +114,7 @@ impl<'p> LpiSmt<'p> {
             let mut holds = None;
             for r in [0i64, 1] {
                 s.push();
-                s.assert(&t.modulo(&two).eq(&Int::from_i64(1 - r)));
+                s.assert(t.modulo(&two).eq(Int::from_i64(1 - r)));
                 let res = self.sat(&s);
                 s.pop(1);
                 if res == Sat::Unsat {
@@ -145,7 +145,7 @@ impl<'p> LpiSmt<'p> {
         self.stats.lp_queries += 1;
         s.push();
         if let Some(l) = lower {
-            s.assert(&t.ge(&Int::from_i128(l + 1)));
+            s.assert(t.ge(Int::from_i128(l + 1)));
         }
         let out = self.climb(s, t, lower.is_some(), path);
         s.pop(1);
@@ -191,7 +191,7 @@ impl<'p> LpiSmt<'p> {
                 return MaxOutcome::Unbounded;
             }
             s.push();
-            s.assert(&t.ge(&Int::from_i128(v + step)));
+            s.assert(t.ge(Int::from_i128(v + step)));
             let r = self.sat_within(s);
             let next = if r == Sat::Sat { value_of(s, path) } else { None };
             s.pop(1);
@@ -211,7 +211,7 @@ impl<'p> LpiSmt<'p> {
         while v < hi {
             let mid = v + (hi - v + 1) / 2;
             s.push();
-            s.assert(&t.ge(&Int::from_i128(mid)));
+            s.assert(t.ge(Int::from_i128(mid)));
             let r = self.sat_within(s);
             let next = if r == Sat::Sat { value_of(s, path) } else { None };
             s.pop(1);
@@ -241,7 +241,7 @@ impl<'p> LpiSmt<'p> {
         for &e in path {
             s.assert(&b.marks[e as usize]);
         }
-        s.assert(&t.ge(&Int::from_i128(bound + 1)));
+        s.assert(t.ge(Int::from_i128(bound + 1)));
         self.sat(&s) == Sat::Unsat
     }
 }

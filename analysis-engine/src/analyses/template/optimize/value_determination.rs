@@ -25,7 +25,7 @@ impl LpiSmt<'_> {
         let d: Vec<Int> = (0..vd.n_vars).map(|i| Int::new_const(format!("lpi_vd_d{}", i))).collect();
         let mut cons: Vec<Bool> = Vec::new();
         for &(i, v) in &vd.fixed {
-            cons.push(d[i].eq(&Int::from_i128(v)));
+            cons.push(d[i].eq(Int::from_i128(v)));
         }
         for inst in &vd.instances {
             // A namespace: fresh versions of every variable the policy reads or writes.
@@ -63,14 +63,14 @@ impl LpiSmt<'_> {
                 let Some(t) = form_at(&mut enc, &start, f) else { continue };
                 cons.push(match bound {
                     VdBound::Var(j) => t.le(&d[*j]),
-                    VdBound::Const(c) => t.le(&Int::from_i128(*c)),
+                    VdBound::Const(c) => t.le(Int::from_i128(*c)),
                 });
             }
             for &(v, r) in inst.parity.iter() {
                 enc.cur = start.clone();
                 if let VTerm::Scalar(t) = enc.cur_term(v) {
                     if let Some(t) = t.as_int() {
-                        cons.push(t.modulo(&Int::from_i64(2)).eq(&Int::from_i64(r as i64)));
+                        cons.push(t.modulo(Int::from_i64(2)).eq(Int::from_i64(r as i64)));
                     }
                 }
             }
