@@ -34,15 +34,14 @@ pub mod horn;
 pub mod interpolants;
 pub mod precision;
 pub mod program;
+mod round;
 pub mod rules;
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 use crate::analyses::summaries::families::family_predicates;
 use crate::analyses::summaries::horn::{dag_predicates, DagArc, DagFailure, DagNode};
-use crate::analyses::summaries::rules::{
-    call_image, initial_image, path_predicates, redundant_boolean, return_image, EdgeRule, Image, Valuation,
-};
+use crate::analyses::summaries::rules::{call_image, initial_image, redundant_boolean, return_image, EdgeRule, Image, Valuation};
 use crate::cfa::CallSite;
 use crate::cfa::{EdgeId, EdgeKind, NodeId, Program};
 use crate::cfa::{OpCtx, OpKind};
@@ -53,7 +52,7 @@ use crate::properties::PropertyKey;
 use crate::report::UnknownReason;
 use crate::smt::interpolate::Strategy;
 use crate::smt::linpred::LinPred;
-use crate::smt::path::{check_path, PathResult, Violation};
+use crate::smt::path::Violation;
 use formula::{Form, Pred};
 use precision::{Added, Precision, Scope};
 
@@ -606,6 +605,8 @@ fn trivial(p: &Program, pred: &LinPred) -> bool {
 
 /// Runs the summary analysis on `w.program` (the program with entry copies) for every
 /// property not in `decided` (those are skipped: already violated or decided elsewhere).
+/// Each round tabulates under the current predicates and, if an undecided target is
+/// reached, checks and refines its counterexample (`round.rs`).
 pub fn run<'p>(w: &'p program::WithCopies, cfg: &SummaryConfig, cancel: &Cancel, decided: &[PropertyKey]) -> SummaryResult<'p> {
     let p = &w.program;
     let mut a = Analysis {
@@ -646,116 +647,13 @@ pub fn run<'p>(w: &'p program::WithCopies, cfg: &SummaryConfig, cancel: &Cancel,
             }
             RoundEnd::Targets => tab.targets[0],
         };
-        let Some(ops) = witness_path(&tab, fact) else {
-            result.unknown.insert(
-                key,
-                UnknownReason::Limit(Limit::Bound(format!("the abstract counterexample has more than {} operations", MAX_PATH))),
-            );
-            continue;
+        let flow = match round::check_witness(p, &tab, fact, key, &mut result, cancel) {
+            round::Witness::Spurious(path) => round::refine(&mut a, &tab, &path, cfg, &mut dag_limit, &mut result),
+            round::Witness::Done(flow) => flow,
         };
-        let steps = with_context(p, &ops);
-        tracing::debug!(
-            "summaries: round {} reaches {:?} after {} facts; counterexample of {} operations",
-            result.refinements,
-            key,
-            tab.why.len(),
-            steps.len()
-        );
-        let ctxs: Vec<OpCtx> = steps.iter().map(|(o, _)| *o).collect();
-        result.smt_queries += 1;
-        match check_path(p, &ctxs, cancel) {
-            PathResult::Feasible(values) => {
-                result.violated.insert(key, Violation { steps, values });
-                continue;
-            }
-            PathResult::Infeasible => {}
-            PathResult::Imprecise(why) | PathResult::Unknown(why) => {
-                if let Err(i) = cancel.check() {
-                    result.open_reason = Some(UnknownReason::from(i));
-                    break;
-                }
-                result.unknown.insert(key, UnknownReason::Imprecision(why));
-                continue;
-            }
-        }
-        if result.refinements >= cfg.max_refinements {
-            result.open_reason = Some(UnknownReason::Limit(Limit::Refinements(cfg.max_refinements)));
+        if flow == round::Flow::Stop {
             break;
         }
-        let copies = |f: FuncId| program::copies_of(w, f).to_vec();
-        // The first path is spurious. The DAG of all error paths of the round next: if it is
-        // infeasible as a whole, the atoms of its annotation refine every path at once.
-        if cfg.dag {
-            let dag = counterexample_dag(&tab, dag_limit);
-            let mut added = 0;
-            let mut full = false;
-            match &dag {
-                None => tracing::debug!("summaries: counterexample DAG of more than {} nodes; one path instead", dag_limit),
-                Some(dag) => match refine_dag(p, dag, &copies, cfg.family, cfg.form, cancel) {
-                    Ok(per_node) => {
-                        for (node, preds) in dag.iter().zip(per_node) {
-                            for pred in preds {
-                                add_predicate(&mut a, node.func, Some(node.node), pred, &mut added, &mut full);
-                            }
-                        }
-                    }
-                    Err(DagFailure::Feasible) => tracing::debug!("summaries: the counterexample DAG has a feasible path; one path instead"),
-                    Err(DagFailure::GaveUp(why)) => {
-                        tracing::debug!("summaries: no DAG refinement ({}); one path instead", why);
-                        // Larger DAGs (the next rounds') are not tried.
-                        dag_limit = dag.len() / 2;
-                    }
-                },
-            }
-            if added > 0 {
-                result.refinements += 1;
-                a.new_precision();
-                continue;
-            }
-        }
-        // Refinement of this path.
-        let mut added = 0;
-        let mut full = false;
-        let mut failure = None;
-        match path_predicates(p, &ctxs, &copies, &cfg.interpolation, cancel) {
-            Ok((strategy, cuts)) => {
-                tracing::debug!("summaries: interpolants by {}", strategy.name());
-                for (j, atoms) in cuts.into_iter().enumerate() {
-                    let f = ctxs[j].to.func;
-                    for atom in atoms {
-                        let scoped = atom.vars().all(|v: VarId| v.func().is_none() || v.func() == Some(f));
-                        if scoped {
-                            add_predicate(&mut a, f, Some(ctxs[j].to.node), atom.into(), &mut added, &mut full);
-                        }
-                    }
-                }
-            }
-            Err(e) => failure = Some(e),
-        }
-        if added == 0 {
-            for (f, pred) in path_conditions(&steps) {
-                add_predicate(&mut a, f, None, pred.into(), &mut added, &mut full);
-            }
-        }
-        if added == 0 {
-            let why = match (full, failure) {
-                (true, _) => {
-                    UnknownReason::Limit(Limit::Bound(format!("more than {} predicates at a control point", precision::MAX_PREDICATES)))
-                }
-                (false, Some(e)) => UnknownReason::RefinementFailed(format!("an infeasible error path could not be refined ({})", e)),
-                (false, None) => {
-                    UnknownReason::RefinementFailed("an infeasible error path could not be refined with new predicates".to_string())
-                }
-            };
-            if let Err(i) = cancel.check() {
-                result.open_reason = Some(UnknownReason::from(i));
-                break;
-            }
-            result.unknown.insert(key, why);
-            continue;
-        }
-        result.refinements += 1;
-        a.new_precision();
     }
     if result.open_reason.is_none() {
         result.open_reason = a.unsupported.clone();

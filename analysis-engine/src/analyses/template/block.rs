@@ -11,7 +11,7 @@
 //! many iterations were taken (up to the unrolling depth), so that the first iterations of a
 //! loop get abstract states of their own.
 //!
-//! This module knows nothing of Z3: a block is plain data that `smt::optimize` encodes.
+//! This module knows nothing of Z3: a block is plain data that `optimize` encodes.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -157,41 +157,99 @@ pub fn entry_point(p: &Program) -> PointKey {
 
 /// Walks the loop-free region from `start` up to the next abstraction points.
 pub fn build(ctx: &WalkCtx, start: &PointKey) -> BlockGraph {
-    let p = ctx.program;
     let start_pos = Pos { stack: start.stack.clone(), func: start.func, node: start.node, unroll: start.unroll.clone() };
-    // Discover positions and edges depth-first; record the post-order.
-    let mut ids: HashMap<Pos, u32> = HashMap::new();
-    let mut pos_of: Vec<Pos> = Vec::new();
-    let mut out_edges: Vec<Vec<(BOp, u32)>> = Vec::new();
-    let mut is_exit: Vec<bool> = Vec::new();
-    let mut summarized = Vec::new();
-    let mut unsupported = Vec::new();
-    let mut truncated = false;
-    let intern = |pos: Pos,
-                  exit: bool,
-                  ids: &mut HashMap<Pos, u32>,
-                  pos_of: &mut Vec<Pos>,
-                  out_edges: &mut Vec<Vec<(BOp, u32)>>,
-                  is_exit: &mut Vec<bool>|
-     -> (u32, bool) {
-        if let Some(&i) = ids.get(&pos) {
+    let mut walk = Walk {
+        ctx,
+        ids: HashMap::new(),
+        pos_of: Vec::new(),
+        out_edges: Vec::new(),
+        is_exit: Vec::new(),
+        summarized: Vec::new(),
+        unsupported: Vec::new(),
+    };
+    match walk.discover(start_pos) {
+        Some(post) => walk.into_graph(post),
+        None => BlockGraph {
+            nodes: Vec::new(),
+            edges: Vec::new(),
+            exits: Vec::new(),
+            targets: Vec::new(),
+            summarized: walk.summarized,
+            unsupported: walk.unsupported,
+            truncated: true,
+        },
+    }
+}
+
+/// A position on the walk's stack: its id, the next successor to follow, the successors.
+type Frame = (u32, usize, Vec<(BOp, Pos)>);
+
+/// The positions and edges of a block as the depth-first walk discovers them.
+struct Walk<'c, 'a> {
+    ctx: &'c WalkCtx<'a>,
+    ids: HashMap<Pos, u32>,
+    pos_of: Vec<Pos>,
+    out_edges: Vec<Vec<(BOp, u32)>>,
+    is_exit: Vec<bool>,
+    summarized: Vec<FuncId>,
+    unsupported: Vec<String>,
+}
+
+impl Walk<'_, '_> {
+    /// The id of a position, and whether it is new.
+    fn intern(&mut self, pos: Pos, exit: bool) -> (u32, bool) {
+        if let Some(&i) = self.ids.get(&pos) {
             return (i, false);
         }
-        let i = pos_of.len() as u32;
-        ids.insert(pos.clone(), i);
-        pos_of.push(pos);
-        out_edges.push(Vec::new());
-        is_exit.push(exit);
+        let i = self.pos_of.len() as u32;
+        self.ids.insert(pos.clone(), i);
+        self.pos_of.push(pos);
+        self.out_edges.push(Vec::new());
+        self.is_exit.push(exit);
         (i, true)
-    };
-    // The start is never merged with a later arrival at the same position (that arrival is
-    // an exit: the loop's back edge).
-    pos_of.push(start_pos.clone());
-    out_edges.push(Vec::new());
-    is_exit.push(false);
-    let mut post: Vec<u32> = Vec::new();
-    let mut stack: Vec<(u32, usize, Vec<(BOp, Pos)>)> = Vec::new();
-    let succ = |pos: &Pos, summarized: &mut Vec<FuncId>, unsupported: &mut Vec<String>| -> Vec<(BOp, Pos)> {
+    }
+
+    /// Discovers positions and edges depth-first from the start (id 0); returns the
+    /// post-order, or `None` if the block exceeds the size limit.
+    fn discover(&mut self, start_pos: Pos) -> Option<Vec<u32>> {
+        // The start is never merged with a later arrival at the same position (that arrival
+        // is an exit: the loop's back edge).
+        self.pos_of.push(start_pos.clone());
+        self.out_edges.push(Vec::new());
+        self.is_exit.push(false);
+        let mut post: Vec<u32> = Vec::new();
+        let mut stack: Vec<Frame> = Vec::new();
+        let first = self.succ(&start_pos);
+        stack.push((0, 0, first));
+        while let Some((id, i, succs)) = stack.last_mut() {
+            if *i < succs.len() {
+                let (op, next) = succs[*i].clone();
+                *i += 1;
+                let src = *id;
+                let exit = self.ctx.is_cut(next.func, next.node);
+                let (nid, fresh) = self.intern(next.clone(), exit);
+                self.out_edges[src as usize].push((op, nid));
+                if self.pos_of.len() > self.ctx.max_nodes {
+                    return None;
+                }
+                if fresh && !exit {
+                    let s = self.succ(&next);
+                    stack.push((nid, 0, s));
+                } else if fresh {
+                    post.push(nid);
+                }
+            } else {
+                post.push(*id);
+                stack.pop();
+            }
+        }
+        Some(post)
+    }
+
+    /// The operations out of a position with the positions they lead to: a return to the
+    /// caller at a callee's exit, a call entered or havocked, an edge otherwise.
+    fn succ(&mut self, pos: &Pos) -> Vec<(BOp, Pos)> {
+        let (p, ctx) = (self.ctx.program, self.ctx);
         let cfa = p.cfa(pos.func);
         let depth = pos.stack.depth() as u32;
         let mut out = Vec::new();
@@ -209,28 +267,11 @@ pub fn build(ctx: &WalkCtx, start: &PointKey) -> BlockGraph {
         }
         for (eid, e) in cfa.out_edges(pos.node) {
             match &e.kind {
-                EdgeKind::CallSummary(c) => {
-                    let callee = c.callee;
-                    let active = callee == pos.func || pos.stack.sites().any(|(f, _)| f == callee);
-                    if ctx.recursive[callee.0 as usize] || active || pos.stack.depth() >= ctx.max_call_depth {
-                        if !summarized.contains(&callee) {
-                            summarized.push(callee);
-                        }
-                        let mut unroll = pos.unroll.clone();
-                        ctx.filter(&mut unroll, depth, pos.func, e.dst);
-                        out.push((BOp::Summary(pos.func, eid), Pos { stack: pos.stack.clone(), func: pos.func, node: e.dst, unroll }));
-                    } else {
-                        let stack = pos.stack.push((pos.func, eid));
-                        out.push((
-                            BOp::Op(Op::Call(pos.func, eid)),
-                            Pos { stack, func: callee, node: p.cfa(callee).entry, unroll: pos.unroll.clone() },
-                        ));
-                    }
-                }
+                EdgeKind::CallSummary(c) => out.push(self.call(pos, eid, c.callee, e.dst)),
                 kind => {
                     if let EdgeKind::Statement(crate::ir::Stmt::Unsupported(what)) = kind {
-                        if !unsupported.contains(what) {
-                            unsupported.push(what.clone());
+                        if !self.unsupported.contains(what) {
+                            self.unsupported.push(what.clone());
                         }
                     }
                     let mut unroll = pos.unroll.clone();
@@ -240,81 +281,69 @@ pub fn build(ctx: &WalkCtx, start: &PointKey) -> BlockGraph {
             }
         }
         out
-    };
-    let first = succ(&start_pos, &mut summarized, &mut unsupported);
-    stack.push((0, 0, first));
-    while let Some((id, i, succs)) = stack.last_mut() {
-        if *i < succs.len() {
-            let (op, next) = succs[*i].clone();
-            *i += 1;
-            let src = *id;
-            let exit = ctx.is_cut(next.func, next.node);
-            let (nid, fresh) = intern(next.clone(), exit, &mut ids, &mut pos_of, &mut out_edges, &mut is_exit);
-            out_edges[src as usize].push((op, nid));
-            if pos_of.len() > ctx.max_nodes {
-                truncated = true;
-                break;
+    }
+
+    /// The call edge `eid` (to `callee`, returning to `dst`) from `pos`: entered, unless the
+    /// callee is recursive, active or too deep, in which case its effect is havocked.
+    fn call(&mut self, pos: &Pos, eid: EdgeId, callee: FuncId, dst: NodeId) -> (BOp, Pos) {
+        let ctx = self.ctx;
+        let active = callee == pos.func || pos.stack.sites().any(|(f, _)| f == callee);
+        if ctx.recursive[callee.0 as usize] || active || pos.stack.depth() >= ctx.max_call_depth {
+            if !self.summarized.contains(&callee) {
+                self.summarized.push(callee);
             }
-            if fresh && !exit {
-                let s = succ(&next, &mut summarized, &mut unsupported);
-                stack.push((nid, 0, s));
-            } else if fresh {
-                post.push(nid);
-            }
+            let mut unroll = pos.unroll.clone();
+            ctx.filter(&mut unroll, pos.stack.depth() as u32, pos.func, dst);
+            (BOp::Summary(pos.func, eid), Pos { stack: pos.stack.clone(), func: pos.func, node: dst, unroll })
         } else {
-            post.push(*id);
-            stack.pop();
+            let stack = pos.stack.push((pos.func, eid));
+            (BOp::Op(Op::Call(pos.func, eid)), Pos { stack, func: callee, node: ctx.program.cfa(callee).entry, unroll: pos.unroll.clone() })
         }
     }
-    if truncated {
-        return BlockGraph {
-            nodes: Vec::new(),
-            edges: Vec::new(),
-            exits: Vec::new(),
-            targets: Vec::new(),
-            summarized,
-            unsupported,
-            truncated,
-        };
-    }
-    // Topological order: reverse post-order (the start first).
-    post.reverse();
-    let mut index = vec![u32::MAX; pos_of.len()];
-    for (k, &old) in post.iter().enumerate() {
-        index[old as usize] = k as u32;
-    }
-    let mut nodes: Vec<BNode> = post
-        .iter()
-        .map(|&old| {
-            let pos = &pos_of[old as usize];
-            BNode { stack: pos.stack.clone(), func: pos.func, node: pos.node, inc: Vec::new(), out: Vec::new() }
-        })
-        .collect();
-    let mut edges = Vec::new();
-    for &old in &post {
-        for &(op, dst) in &out_edges[old as usize] {
-            let (s, d) = (index[old as usize], index[dst as usize]);
-            let e = edges.len() as u32;
-            edges.push(BEdge { src: s, dst: d, op });
-            nodes[s as usize].out.push(e);
-            nodes[d as usize].inc.push(e);
+
+    /// The block in topological order (reverse post-order, the start first), with its exits
+    /// and property targets.
+    fn into_graph(self, mut post: Vec<u32>) -> BlockGraph {
+        let p = self.ctx.program;
+        post.reverse();
+        let mut index = vec![u32::MAX; self.pos_of.len()];
+        for (k, &old) in post.iter().enumerate() {
+            index[old as usize] = k as u32;
         }
-    }
-    let mut exits: BTreeMap<u32, PointKey> = BTreeMap::new();
-    let mut targets = Vec::new();
-    for &old in &post {
-        let k = index[old as usize];
-        let pos = &pos_of[old as usize];
-        if is_exit[old as usize] {
-            exits.insert(k, ctx.point(pos));
+        let mut nodes: Vec<BNode> = post
+            .iter()
+            .map(|&old| {
+                let pos = &self.pos_of[old as usize];
+                BNode { stack: pos.stack.clone(), func: pos.func, node: pos.node, inc: Vec::new(), out: Vec::new() }
+            })
+            .collect();
+        let mut edges = Vec::new();
+        for &old in &post {
+            for &(op, dst) in &self.out_edges[old as usize] {
+                let (s, d) = (index[old as usize], index[dst as usize]);
+                let e = edges.len() as u32;
+                edges.push(BEdge { src: s, dst: d, op });
+                nodes[s as usize].out.push(e);
+                nodes[d as usize].inc.push(e);
+            }
         }
-        let cfa = p.cfa(pos.func);
-        if let Some(t) = cfa.node(pos.node).target {
-            let site = if cfa.assert_helper { pos.stack.top() } else { None };
-            targets.push((PropertyKey { func: pos.func, target: t, site }, k));
+        let mut exits: BTreeMap<u32, PointKey> = BTreeMap::new();
+        let mut targets = Vec::new();
+        for &old in &post {
+            let k = index[old as usize];
+            let pos = &self.pos_of[old as usize];
+            if self.is_exit[old as usize] {
+                exits.insert(k, self.ctx.point(pos));
+            }
+            let cfa = p.cfa(pos.func);
+            if let Some(t) = cfa.node(pos.node).target {
+                let site = if cfa.assert_helper { pos.stack.top() } else { None };
+                targets.push((PropertyKey { func: pos.func, target: t, site }, k));
+            }
         }
+        let exits = exits.into_iter().map(|(k, pt)| (pt, k)).collect();
+        BlockGraph { nodes, edges, exits, targets, summarized: self.summarized, unsupported: self.unsupported, truncated: false }
     }
-    BlockGraph { nodes, edges, exits: exits.into_iter().map(|(k, pt)| (pt, k)).collect(), targets, summarized, unsupported, truncated }
 }
 
 /// Variables an operation reads or writes (for namespacing a policy in value determination

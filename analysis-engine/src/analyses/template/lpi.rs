@@ -38,6 +38,9 @@ use crate::ir::{FuncId, VarId};
 /// program order along the call stack, then fewer unrolled iterations.
 type Prio = (Reverse<u32>, Vec<u32>, Vec<u8>);
 
+/// The templates of a point and the variables whose parity it tracks.
+type PointTemplates = (Arc<Vec<LinearForm>>, Arc<Vec<VarId>>);
+
 pub struct Point {
     pub key: PointKey,
     pub templates: Arc<Vec<LinearForm>>,
@@ -96,7 +99,7 @@ pub struct Lpi<'p> {
     worklist: BTreeSet<(Prio, PointId)>,
     pub smt: LpiSmt<'p>,
     pub stats: LpiStats,
-    template_cache: HashMap<(FuncId, NodeId), (Arc<Vec<LinearForm>>, Arc<Vec<VarId>>)>,
+    template_cache: HashMap<(FuncId, NodeId), PointTemplates>,
     independent: HashMap<(AbsId, usize), bool>,
 }
 
@@ -150,7 +153,7 @@ impl<'p> Lpi<'p> {
     }
 
     /// The templates of a CFA location under this step's families.
-    fn templates_at(&mut self, func: FuncId, node: NodeId) -> (Arc<Vec<LinearForm>>, Arc<Vec<VarId>>) {
+    fn templates_at(&mut self, func: FuncId, node: NodeId) -> PointTemplates {
         if let Some(t) = self.template_cache.get(&(func, node)) {
             return t.clone();
         }
@@ -390,64 +393,17 @@ impl<'p> Lpi<'p> {
         r
     }
 
-    /// Local value determination (Alg. 3) for the merged state `st` at `q`.
+    /// Local value determination (Alg. 3) for the merged state `st` at `q`: the policies of
+    /// the influencing states become one problem whose unknowns are their bounds; each
+    /// bound of `st` that a policy inside the component gives is maximised.
     fn value_determination(&mut self, q: PointId, st: Abstracted) -> Abstracted {
         let scc = self.scc(q);
-        // The influencing states: `st` at q, the current states of the points inside the
-        // component that policies point back to.
-        let mut influencing: BTreeMap<PointId, (Option<AbsId>, Abstracted)> = BTreeMap::new();
-        influencing.insert(q, (None, st.clone()));
-        let mut queue = VecDeque::from([q]);
-        // Per (point, template): is the entry an instance (a policy inside the component)?
-        let mut instance: BTreeMap<(PointId, usize), bool> = BTreeMap::new();
-        while let Some(n) = queue.pop_front() {
-            let (abs, s) = influencing[&n].clone();
-            for (k, e) in s.entries.iter().enumerate() {
-                let Some(e) = e else { continue };
-                let (Some(pol), Some(bp)) = (&e.policy, e.backpointer) else {
-                    instance.insert((n, k), false);
-                    continue;
-                };
-                let n0 = self.states[bp as usize].point;
-                if !scc.contains(&n0) || pol.from_point != n0 {
-                    instance.insert((n, k), false);
-                    continue;
-                }
-                // Input-independent policies are constants; their backpointers are not followed.
-                let indep = match abs {
-                    Some(id) => self.is_independent(id, k),
-                    None => {
-                        let tmp = self.push_state(s.clone());
-                        self.is_independent(tmp, k)
-                    }
-                };
-                instance.insert((n, k), !indep);
-                if !indep && !influencing.contains_key(&n0) {
-                    if let Some(cur) = self.points[n0 as usize].state {
-                        influencing.insert(n0, (Some(cur), self.states[cur as usize].clone()));
-                        queue.push_back(n0);
-                    }
-                }
-            }
-        }
-        // Unknowns: one per bounded entry of an influencing state.
-        let mut var: BTreeMap<(PointId, usize), usize> = BTreeMap::new();
-        let mut fixed = Vec::new();
-        for (&n, (_, s)) in &influencing {
-            for (k, e) in s.entries.iter().enumerate() {
-                if let Some(e) = e {
-                    let i = var.len();
-                    var.insert((n, k), i);
-                    if !instance.get(&(n, k)).copied().unwrap_or(false) {
-                        fixed.push((i, e.bound));
-                    }
-                }
-            }
-        }
+        let inf = self.influencing(q, &st, &scc);
+        let (var, fixed) = inf.unknowns();
         let mut objectives = Vec::new();
         let mut objective_k = Vec::new();
         for (k, e) in st.entries.iter().enumerate() {
-            if e.is_some() && instance.get(&(q, k)).copied().unwrap_or(false) {
+            if e.is_some() && inf.is_instance(q, k) {
                 objectives.push(var[&(q, k)]);
                 objective_k.push(k);
             }
@@ -455,75 +411,8 @@ impl<'p> Lpi<'p> {
         if objectives.is_empty() {
             return st;
         }
-        // Instances: the policy paths with their input constraints.
-        struct Inst {
-            block: Arc<BlockGraph>,
-            path: Arc<Vec<u32>>,
-            out_var: usize,
-            out: LinearForm,
-            inputs: Vec<(LinearForm, VdBound)>,
-            parity: Vec<(VarId, u8)>,
-        }
-        let mut insts: Vec<Inst> = Vec::new();
-        let entries: Vec<(PointId, usize, Entry)> = influencing
-            .iter()
-            .flat_map(|(&n, (_, s))| s.entries.iter().enumerate().filter_map(move |(k, e)| e.clone().map(|e| (n, k, e))))
-            .collect();
-        for (n, k, e) in entries {
-            if !instance.get(&(n, k)).copied().unwrap_or(false) {
-                continue;
-            }
-            let (Some(pol), Some(bp)) = (e.policy.clone(), e.backpointer) else { continue };
-            let n0 = self.states[bp as usize].point;
-            let g = self.block(pol.from_point);
-            let mut touched = BTreeSet::new();
-            for &ed in pol.path.iter() {
-                block::op_vars(self.p, &self.facts.mods, g.edges[ed as usize].op, &mut touched);
-            }
-            let t0s = self.points[n0 as usize].templates.clone();
-            let cur0 = &influencing[&n0].1;
-            let mut inputs = Vec::new();
-            for (j, t0) in t0s.iter().enumerate() {
-                // The paper's optimisation: an input template none of whose variables the
-                // policy mentions constrains nothing.
-                if !t0.vars().any(|v| touched.contains(&v)) {
-                    continue;
-                }
-                if self.states[bp as usize].entries.get(j).map_or(true, |x| x.is_none()) {
-                    continue;
-                }
-                if let Some(&i) = var.get(&(n0, j)) {
-                    if cur0.entries[j].is_some() {
-                        inputs.push((t0.clone(), VdBound::Var(i)));
-                    }
-                }
-            }
-            let parity = cur0.parity.clone();
-            insts.push(Inst {
-                block: g,
-                path: pol.path.clone(),
-                out_var: var[&(n, k)],
-                out: self.points[n as usize].templates[k].clone(),
-                inputs,
-                parity,
-            });
-        }
-        let problem = VdProblem {
-            n_vars: var.len(),
-            fixed,
-            instances: insts
-                .iter()
-                .map(|i| VdInstance {
-                    block: &i.block,
-                    path: &i.path,
-                    out_var: i.out_var,
-                    out: &i.out,
-                    inputs: i.inputs.iter().map(|(f, b)| (f, b.clone())).collect(),
-                    parity: &i.parity,
-                })
-                .collect(),
-            objectives,
-        };
+        let policies = self.vd_policies(&inf, &var);
+        let problem = VdProblem { n_vars: var.len(), fixed, instances: policies.iter().map(VdPolicy::instance).collect(), objectives };
         let results = self.smt.value_determination(&problem);
         self.stats.value_determinations += 1;
         let mut out = st;
@@ -540,5 +429,154 @@ impl<'p> Lpi<'p> {
             }
         }
         out
+    }
+
+    /// The influencing states of `st` at `q`: `st` itself, and the current states of the
+    /// points inside the component `scc` that policies point back to (input-independent
+    /// policies are constants: their backpointers are not followed).
+    fn influencing(&mut self, q: PointId, st: &Abstracted, scc: &BTreeSet<PointId>) -> Influence {
+        let mut inf = Influence { states: BTreeMap::new(), instance: BTreeMap::new() };
+        inf.states.insert(q, (None, st.clone()));
+        let mut queue = VecDeque::from([q]);
+        while let Some(n) = queue.pop_front() {
+            let (abs, s) = inf.states[&n].clone();
+            for (k, e) in s.entries.iter().enumerate() {
+                let Some(e) = e else { continue };
+                let (Some(pol), Some(bp)) = (&e.policy, e.backpointer) else {
+                    inf.instance.insert((n, k), false);
+                    continue;
+                };
+                let n0 = self.states[bp as usize].point;
+                if !scc.contains(&n0) || pol.from_point != n0 {
+                    inf.instance.insert((n, k), false);
+                    continue;
+                }
+                let indep = match abs {
+                    Some(id) => self.is_independent(id, k),
+                    None => {
+                        let tmp = self.push_state(s.clone());
+                        self.is_independent(tmp, k)
+                    }
+                };
+                inf.instance.insert((n, k), !indep);
+                if !indep && !inf.states.contains_key(&n0) {
+                    if let Some(cur) = self.points[n0 as usize].state {
+                        inf.states.insert(n0, (Some(cur), self.states[cur as usize].clone()));
+                        queue.push_back(n0);
+                    }
+                }
+            }
+        }
+        inf
+    }
+
+    /// The instances of value determination: the policy paths of the instance entries, with
+    /// the constraints on their inputs (the backpointer's templates, as unknowns).
+    fn vd_policies(&mut self, inf: &Influence, var: &Unknowns) -> Vec<VdPolicy> {
+        let mut out: Vec<VdPolicy> = Vec::new();
+        let entries: Vec<(PointId, usize, Entry)> = inf
+            .states
+            .iter()
+            .flat_map(|(&n, (_, s))| s.entries.iter().enumerate().filter_map(move |(k, e)| e.clone().map(|e| (n, k, e))))
+            .collect();
+        for (n, k, e) in entries {
+            if !inf.is_instance(n, k) {
+                continue;
+            }
+            let (Some(pol), Some(bp)) = (e.policy.clone(), e.backpointer) else { continue };
+            let n0 = self.states[bp as usize].point;
+            let g = self.block(pol.from_point);
+            let mut touched = BTreeSet::new();
+            for &ed in pol.path.iter() {
+                block::op_vars(self.p, &self.facts.mods, g.edges[ed as usize].op, &mut touched);
+            }
+            let t0s = self.points[n0 as usize].templates.clone();
+            let cur0 = &inf.states[&n0].1;
+            let mut inputs = Vec::new();
+            for (j, t0) in t0s.iter().enumerate() {
+                // The paper's optimisation: an input template none of whose variables the
+                // policy mentions constrains nothing.
+                if !t0.vars().any(|v| touched.contains(&v)) {
+                    continue;
+                }
+                if self.states[bp as usize].entries.get(j).is_none_or(|x| x.is_none()) {
+                    continue;
+                }
+                if let Some(&i) = var.get(&(n0, j)) {
+                    if cur0.entries[j].is_some() {
+                        inputs.push((t0.clone(), VdBound::Var(i)));
+                    }
+                }
+            }
+            let parity = cur0.parity.clone();
+            out.push(VdPolicy {
+                block: g,
+                path: pol.path.clone(),
+                out_var: var[&(n, k)],
+                out: self.points[n as usize].templates[k].clone(),
+                inputs,
+                parity,
+            });
+        }
+        out
+    }
+}
+
+/// The unknowns of value determination: one index per (point, template).
+type Unknowns = BTreeMap<(PointId, usize), usize>;
+
+/// The states influencing a value determination, by point (with their ids, `None` for the
+/// merged state), and per (point, template) whether the entry is an instance (a policy inside
+/// the component).
+struct Influence {
+    states: BTreeMap<PointId, (Option<AbsId>, Abstracted)>,
+    instance: BTreeMap<(PointId, usize), bool>,
+}
+
+impl Influence {
+    fn is_instance(&self, n: PointId, k: usize) -> bool {
+        self.instance.get(&(n, k)).copied().unwrap_or(false)
+    }
+
+    /// The unknowns: one per bounded entry of an influencing state; those that are not
+    /// instances are fixed to their bounds.
+    fn unknowns(&self) -> (Unknowns, Vec<(usize, i128)>) {
+        let mut var: Unknowns = BTreeMap::new();
+        let mut fixed = Vec::new();
+        for (&n, (_, s)) in &self.states {
+            for (k, e) in s.entries.iter().enumerate() {
+                if let Some(e) = e {
+                    let i = var.len();
+                    var.insert((n, k), i);
+                    if !self.is_instance(n, k) {
+                        fixed.push((i, e.bound));
+                    }
+                }
+            }
+        }
+        (var, fixed)
+    }
+}
+
+/// One policy of value determination with what it needs (owned; `VdInstance` borrows it).
+struct VdPolicy {
+    block: Arc<BlockGraph>,
+    path: Arc<Vec<u32>>,
+    out_var: usize,
+    out: LinearForm,
+    inputs: Vec<(LinearForm, VdBound)>,
+    parity: Vec<(VarId, u8)>,
+}
+
+impl VdPolicy {
+    fn instance(&self) -> VdInstance<'_> {
+        VdInstance {
+            block: &self.block,
+            path: &self.path,
+            out_var: self.out_var,
+            out: &self.out,
+            inputs: self.inputs.iter().map(|(f, b)| (f, b.clone())).collect(),
+            parity: &self.parity,
+        }
     }
 }
