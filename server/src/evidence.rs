@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use analysis_engine::cfa::{EdgeKind, Program};
 use analysis_engine::ir::{InputSource, IntTy, Stmt};
-use analysis_engine::report::{PropertyReport, StepKind, TraceInput, TraceStep, Verdict};
+use analysis_engine::report::{InputOrigin, PropertyReport, StepKind, TraceInput, TraceStep, Verdict};
 
 /// One value the counterexample feeds the program: the step that reads it, the function
 /// that returns it, its type and the value.
@@ -54,8 +54,8 @@ pub fn inputs<'r>(p: &Program, prop: &'r PropertyReport) -> Result<Vec<Input<'r>
     let types = input_types(p);
     let mut res = Vec::new();
     for step in &prop.trace {
-        let Some(TraceInput { source, value }) = &step.input else { continue };
-        if source == "uninitialised" || source.starts_with("extern ") {
+        let Some(TraceInput { source, origin, value }) = &step.input else { continue };
+        if *origin != InputOrigin::Call {
             return Err(format!("the counterexample reads {} at line {}, which a harness cannot supply", source, step.range.line));
         }
         let value = *value;

@@ -6,7 +6,8 @@ use std::collections::{BTreeSet, HashSet};
 
 use super::outcome::{Decision, FoundInvariant, Outcome};
 use super::{
-    InvariantReport, InvariantSource, PropertyReport, Report, Stats, StepKind, TraceInput, TraceStep, TraceValue, UnknownReason, Verdict,
+    InputOrigin, InvariantReport, InvariantSource, PropertyReport, Report, Stats, StepKind, TraceInput, TraceStep, TraceValue,
+    UnknownReason, Verdict,
 };
 use crate::cfa::{EdgeKind, Loc, Op, OpCtx, OpKind, Program, SrcRange};
 use crate::config::{Analysis, TemplateMode};
@@ -110,11 +111,13 @@ pub fn trace(p: &Program, ops: &[(OpCtx, usize)], values: &[StepValues]) -> Vec<
                 StepKind::Input,
                 OpKind::Edge(EdgeKind::Statement(Stmt::Input { source, .. }) | EdgeKind::Declaration(Stmt::Input { source, .. })),
             ) => {
-                let src = match source {
-                    InputSource::Call(c) => c.clone(),
-                    InputSource::Uninitialised => "uninitialised".into(),
+                // The CFA builder names the inputs of extern objects `extern x`.
+                let (src, origin) = match source {
+                    InputSource::Call(c) if c.starts_with("extern ") => (c.clone(), InputOrigin::External),
+                    InputSource::Call(c) => (c.clone(), InputOrigin::Call),
+                    InputSource::Uninitialised => ("uninitialised".into(), InputOrigin::Uninitialised),
                 };
-                vals.input.map(|value| TraceInput { source: src, value })
+                vals.input.map(|value| TraceInput { source: src, origin, value })
             }
             _ => None,
         };

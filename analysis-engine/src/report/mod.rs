@@ -83,9 +83,22 @@ impl std::fmt::Display for TraceValue {
 /// Where an input of a counterexample comes from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TraceInput {
-    /// The function called (e.g. `__VERIFIER_nondet_int`), or `uninitialised`.
+    /// As shown: the function called (e.g. `__VERIFIER_nondet_int`), `uninitialised`, or
+    /// `extern NAME`.
     pub source: String,
+    pub origin: InputOrigin,
     pub value: i128,
+}
+
+/// The kind of an input: only calls can be supplied by a harness.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum InputOrigin {
+    /// The result of a call to a function the program does not define.
+    Call,
+    /// A variable read before it was written.
+    Uninitialised,
+    /// An `extern` object the program does not define.
+    External,
 }
 
 /// One step of a counterexample.
