@@ -224,7 +224,7 @@ fn replay(t: &Task, harness: &Path) -> (bool, String) {
     if !harness.is_file() {
         return (false, "no harness was written".into());
     }
-    let model = crate::cli::parse_model(&t.data_model).unwrap_or(analysis_engine::cfa::DataModel::Lp64);
+    let model = crate::messages::parse_model(&t.data_model).unwrap_or(analysis_engine::cfa::DataModel::Lp64);
     let externals = match analysis_engine::frontend::SourceInput::read(&t.file)
         .map_err(|e| e.to_string())
         .and_then(|i| analysis_engine::load(&i, model).map_err(|e| e.to_string()))

@@ -99,7 +99,7 @@ pub fn run(args: &LspBenchArgs) -> i32 {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("cpals lsp-bench: {e}");
-            crate::cli::EXIT_ERROR
+            crate::messages::EXIT_ERROR
         }
     }
 }

@@ -39,7 +39,7 @@ fn data(report: &Report, program: &Program) -> Value {
                 "line": p.range.line,
                 "column": p.range.col,
                 "function": p.function,
-                "message": crate::cli::message(p),
+                "message": crate::messages::message(p),
                 "trace": p.trace.iter().map(|s| {
                     let (kind, branch) = match s.kind {
                         StepKind::Assume { taken } => ("branch", Some(taken)),
@@ -85,11 +85,7 @@ pub fn page(report: &Report, program: &Program) -> String {
         r#"<header><h1>{}</h1><div class="summary">Verification result: <strong id="verdict" class="v-{}">{}</strong> · analysis <code>{}</code> · {} properties · {} ms · {} states · {} refinements</div></header>"#,
         esc(&report.file),
         report.verdict.as_str(),
-        match report.verdict {
-            Verdict::True => "TRUE",
-            Verdict::False => "FALSE(unreach-call)",
-            Verdict::Unknown => "UNKNOWN",
-        },
+        crate::messages::result_text(report.verdict),
         esc(&report.analysis),
         report.properties.len(),
         report.stats.time_ms,
@@ -111,7 +107,7 @@ pub fn page(report: &Report, program: &Program) -> String {
             p.range.line,
             p.range.col,
             esc(&p.function),
-            esc(&crate::cli::message(p))
+            esc(&crate::messages::message(p))
         );
     }
     if report.properties.is_empty() {

@@ -303,7 +303,7 @@ fn relativize(report: &Report, program: &Program) -> RelUnit {
                 function: p.function.clone(),
                 range: rel(&p.range, &p.function, &lines),
                 verdict: p.verdict,
-                message: crate::cli::message(p),
+                message: crate::messages::message(p),
                 reason: p.reason.clone(),
                 trace: p
                     .trace
