@@ -1,8 +1,8 @@
 //! Command-line interface: `check` (batch verification, with SV-COMP witnesses and
 //! executable harnesses on request), `report` (the HTML report), `replay` (runs a harness),
-//! `cfa` (automata as text or Graphviz), `lsp` (the language server), `bench` and
-//! `lsp-bench` (benchmarks). This file holds the clap definitions and the dispatch; each
-//! subcommand has its own file.
+//! `cfa` (automata as text or Graphviz) and `lsp` (the language server). This file holds the
+//! clap definitions and the dispatch; each subcommand has its own file. (The benchmarks are
+//! in the `xtask` crate.)
 //!
 //! Exit codes of `check` (`crate::messages`): 0 every property proved (TRUE), 1 a property
 //! violated (FALSE), 2 verdict unknown, 3 the input could not be verified at all (missing
@@ -77,17 +77,12 @@ enum Command {
         #[arg(long, default_value_t = 10.0)]
         timeout: f64,
     },
-    /// Runs every task of a benchmark folder (with an INDEX.tsv) and prints a results table.
-    Bench(crate::bench::BenchArgs),
     /// Runs the language server on stdin/stdout (LSP; editors start it this way).
     Lsp {
         /// Accepted for editors that pass it; stdio is the only transport.
         #[arg(long)]
         stdio: bool,
     },
-    /// Replays edits against the language server and prints its latencies, cache hit rate and
-    /// memory.
-    LspBench(crate::lsp_bench::LspBenchArgs),
     /// Prints the control-flow automata of a file.
     Cfa {
         file: PathBuf,
@@ -115,13 +110,11 @@ pub fn main() -> i32 {
             EXIT_ERROR
         }
         Some(Command::Lsp { .. }) => crate::lsp::run_stdio(),
-        Some(Command::LspBench(args)) => crate::lsp_bench::run(&args),
         Some(Command::Check { file, args, json, trace, witness, harness }) => {
             check::run(&file, &args, &Outputs { json, trace, witness, harness })
         }
         Some(Command::Report { file, args, output }) => report::run(&file, &args, &output),
         Some(Command::Replay { file, harness, data_model, timeout }) => replay::run(&file, &harness, &data_model, timeout),
-        Some(Command::Bench(args)) => crate::bench::run(&args),
         Some(Command::Cfa { file, dot, data_model }) => cfa::run(&file, dot, &data_model),
     }
 }
