@@ -9,7 +9,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWrite
 use tokio::sync::mpsc;
 use tower_lsp::{ClientSocket, LspService, Server};
 
-use crate::lsp::Backend;
+use crate::lsp::backend::Backend;
 
 /// Largest message accepted (larger ones are refused, not buffered).
 const MAX_FRAME: usize = 64 << 20;
