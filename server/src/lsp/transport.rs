@@ -175,8 +175,9 @@ where
             }
         }
     });
-    let served = Server::new(server_in, server_out, socket).serve(service);
-    tokio::pin!(served);
+    // Boxed, so that dropping it below ends the server (and closes its output pipe) even if it
+    // did not finish in time.
+    let mut served = Box::pin(Server::new(server_in, server_out, socket).serve(service));
     tokio::select! {
         _ = &mut served => {}
         Ok(()) = exit_rx => {
