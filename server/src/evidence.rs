@@ -93,7 +93,7 @@ pub fn harness(p: &Program, prop: &PropertyReport) -> Result<String, String> {
     let mut text = analysis_engine::harness::harness_source_with(&seq, &also, &defined);
     let header = format!(
         "/* Counterexample of the {} at {}:{}:{} ({} inputs). */\n",
-        crate::cli::describe(prop),
+        crate::messages::describe(prop),
         prop.range.file,
         prop.range.line,
         prop.range.col,

@@ -1,5 +1,5 @@
-//! The `cpals` binary: the command-line verifier (`check`, `cfa`, `bench`) and the language
-//! server (`lsp`, also `--stdio`).
+//! The `cpals` binary: the command-line verifier (`check`, `report`, `replay`, `cfa`) and the
+//! language server (`lsp`, also `--stdio`).
 
 fn main() {
     // Logs go to stderr, filtered by CPALS_LOG (e.g. `CPALS_LOG=debug`); stdout stays clean

@@ -1,7 +1,7 @@
 //! BenchExec support (issue 7): `cpals` runs under BenchExec with the tool-info module
 //! `tools/benchexec/cpals_benchexec/cpals.py` on the benchmark definition
 //! `tools/benchexec/cpals-sv.xml` (its `smoke` task set), BenchExec's verdicts are those of the
-//! benchmark runner (`cpals bench`) on the same tasks, and every witness the runs leave as
+//! benchmark runner (`xtask bench`) on the same tasks, and every witness the runs leave as
 //! result files passes schema validation. Needs `benchexec` in the Python `.ci/run` sets up.
 
 use std::path::{Path, PathBuf};
@@ -30,6 +30,20 @@ fn files_named(dir: &Path, name: &str, out: &mut Vec<PathBuf>) {
             out.push(p);
         }
     }
+}
+
+/// The `xtask` binary (the benchmark runner) of this build profile, built beside `cpals`.
+fn xtask_bin() -> PathBuf {
+    let cpals = cpals_bin();
+    let dir = cpals.parent().expect("target profile directory");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.args(["build", "--quiet", "-p", "xtask"]).current_dir(root());
+    if dir.file_name().is_some_and(|n| n == "release") {
+        cmd.arg("--release");
+    }
+    assert!(cmd.status().expect("cargo runs").success(), "building xtask failed");
+    dir.join(format!("xtask{}", std::env::consts::EXE_SUFFIX))
 }
 
 #[test]
@@ -106,14 +120,16 @@ fn benchexec_runs_cpals_and_agrees_with_the_benchmark_runner() {
 
     // The benchmark runner's verdicts on the same tasks.
     let tsv = dir.join("bench.tsv");
-    let out = Command::new(&bin)
+    let out = Command::new(xtask_bin())
         .arg("bench")
         .arg(&sv)
         .args(["--analysis", "value", "--timeout", "30", "--jobs", "2", "--tasks", &tasks.join(",")])
         .arg("--tsv")
         .arg(&tsv)
+        .arg("--cpals")
+        .arg(&bin)
         .output()
-        .expect("cpals bench runs");
+        .expect("xtask bench runs");
     let text = std::fs::read_to_string(&tsv).unwrap_or_else(|e| panic!("no TSV ({e}): {}", String::from_utf8_lossy(&out.stderr)));
     let index = std::fs::read_to_string(sv.join("INDEX.tsv")).unwrap();
     let yml_of =

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use analysis_engine::{Cancel, VerifyConfig};
 use cpals::lsp::ServerOptions;
-use cpals::lsp_client::{is_fresh, LspClient};
 use cpals_tests::{file_uri, root, temp_uri};
+use lsp_test_client::{is_fresh, LspClient};
 use serde_json::{json, Value};
 
 fn options() -> Value {

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use cpals::lsp_client::LspClient;
 use cpals_tests::{cpals_bin, file_uri, root};
+use lsp_test_client::LspClient;
 use serde_json::{json, Value};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -305,8 +305,8 @@ fn relativize(report: &Report, program: &Program) -> RelUnit {
                 function: p.function.clone(),
                 range: rel(&p.range, &p.function, &lines),
                 verdict: p.verdict,
-                message: crate::cli::message(p),
-                proved_message: if p.analysis == report.analysis { crate::cli::holds(p) } else { crate::cli::message(p) },
+                message: crate::messages::message(p),
+                proved_message: if p.analysis == report.analysis { crate::messages::holds(p) } else { crate::messages::message(p) },
                 reason: p.reason.as_ref().map(ToString::to_string),
                 trace: p
                     .trace

@@ -48,7 +48,7 @@ pub fn run_stdio() -> i32 {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("cpals: cannot start the runtime: {e}");
-            return crate::cli::EXIT_ERROR;
+            return crate::messages::EXIT_ERROR;
         }
     };
     let ended = rt.block_on(async {

@@ -9,7 +9,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWrite
 use tokio::sync::mpsc;
 use tower_lsp::{ClientSocket, LspService, Server};
 
-use crate::lsp::Backend;
+use crate::lsp::backend::Backend;
 
 /// Largest message accepted (larger ones are refused, not buffered).
 const MAX_FRAME: usize = 64 << 20;
@@ -175,8 +175,9 @@ where
             }
         }
     });
-    let served = Server::new(server_in, server_out, socket).serve(service);
-    tokio::pin!(served);
+    // Boxed, so that dropping it below ends the server (and closes its output pipe) even if it
+    // did not finish in time.
+    let mut served = Box::pin(Server::new(server_in, server_out, socket).serve(service));
     tokio::select! {
         _ = &mut served => {}
         Ok(()) = exit_rx => {

@@ -176,7 +176,7 @@ pub fn merge(state: &FileState, version: i32) -> Merged<'_> {
                         *old = m;
                     }
                     old.time_ms = old.time_ms.max(u.time_ms);
-                    if !(old.verdict == Verdict::False && !old.stale) {
+                    if old.verdict != Verdict::False || old.stale {
                         old.stale = both_stale;
                     }
                 }

@@ -90,7 +90,7 @@ impl Settings {
                     Some(n) => s.workers = n as usize,
                     None => bad(&mut errors, "expected a worker count between 1 and 64"),
                 },
-                "dataModel" => match val.as_str().map(crate::cli::parse_model) {
+                "dataModel" => match val.as_str().map(crate::messages::parse_model) {
                     Some(Ok(m)) => s.data_model = m,
                     _ => bad(&mut errors, "expected \"LP64\" or \"ILP32\""),
                 },

@@ -1,4 +1,4 @@
-//! The benchmark runner (`cpals bench DIR`): runs every task of a folder with an `INDEX.tsv`
+//! The benchmark runner (`xtask bench DIR`): runs every task of a folder with an `INDEX.tsv`
 //! (such as SV-COMP's `bench/sv`) through `cpals check` in child processes, a few at a time,
 //! with a time limit, and prints per category and configuration: correct true/false, wrong,
 //! unknown, the SV-COMP score, the median CPU time per correct answer and the peak memory.
@@ -14,6 +14,8 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use cpals::messages::EXIT_ERROR;
 
 #[derive(clap::Args)]
 pub struct BenchArgs {
@@ -46,6 +48,10 @@ pub struct BenchArgs {
     /// this folder.
     #[arg(long, value_name = "DIR")]
     pub keep: Option<PathBuf>,
+    /// The `cpals` binary that checks the tasks (default: `cpals` beside this program, e.g.
+    /// `target/release/cpals`).
+    #[arg(long, value_name = "PATH")]
+    pub cpals: Option<PathBuf>,
 }
 
 #[derive(Clone, Debug)]
@@ -224,7 +230,7 @@ fn replay(t: &Task, harness: &Path) -> (bool, String) {
     if !harness.is_file() {
         return (false, "no harness was written".into());
     }
-    let model = crate::cli::parse_model(&t.data_model).unwrap_or(analysis_engine::cfa::DataModel::Lp64);
+    let model = cpals::messages::parse_model(&t.data_model).unwrap_or(analysis_engine::cfa::DataModel::Lp64);
     let externals = match analysis_engine::frontend::SourceInput::read(&t.file)
         .map_err(|e| e.to_string())
         .and_then(|i| analysis_engine::load(&i, model).map_err(|e| e.to_string()))
@@ -346,30 +352,60 @@ pub fn run(args: &BenchArgs) -> i32 {
     let tasks = match read_tasks(&args.dir, args.category.as_deref(), args.tasks.as_deref()) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("cpals bench: {}", e);
-            return 3;
+            eprintln!("xtask bench: {}", e);
+            return EXIT_ERROR;
         }
     };
-    let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("cpals"));
+    let exe = match crate::cpals_binary(args.cpals.as_ref(), "--cpals") {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("xtask bench: {}", e);
+            return EXIT_ERROR;
+        }
+    };
     let artifacts = match &args.keep {
         Some(d) => d.clone(),
         None => std::env::temp_dir().join(format!("cpals-bench-{}", std::process::id())),
     };
     if let Err(e) = std::fs::create_dir_all(&artifacts) {
-        eprintln!("cpals bench: cannot create {}: {}", artifacts.display(), e);
-        return 3;
+        eprintln!("xtask bench: cannot create {}: {}", artifacts.display(), e);
+        return EXIT_ERROR;
     }
     let analyses: Vec<String> = args.analysis.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
-    let extra: Vec<String> = args.check_args.as_deref().map(|s| s.split_whitespace().map(String::from).collect()).unwrap_or_default();
-    // Jobs: every (task, analysis) pair, interleaved so that configurations see the same load.
-    let jobs: Vec<(usize, usize)> = (0..tasks.len()).flat_map(|t| (0..analyses.len()).map(move |a| (t, a))).collect();
-    let results: Arc<Mutex<BTreeMap<(usize, usize), Outcome>>> = Arc::default();
-    let next = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
+    let results = run_all(args, &tasks, &analyses, &exe, &artifacts);
+    if let Some(path) = &args.tsv {
+        if let Err(e) = std::fs::write(path, tsv(args, &tasks, &analyses, &results)) {
+            eprintln!("xtask bench: cannot write {}: {}", path.display(), e);
+        }
+    }
+    print_tables(args, &tasks, &analyses, &results, started.elapsed());
+    if args.keep.is_none() {
+        let _ = std::fs::remove_dir_all(&artifacts);
+    }
+    let wrong = results.iter().any(|(&(t, _), o)| {
+        (o.verdict == "true" && !tasks[t].expected)
+            || (o.verdict == "false" && tasks[t].expected)
+            || o.replay.as_ref().is_some_and(|(ok, _)| !ok)
+    });
+    if wrong {
+        1
+    } else {
+        0
+    }
+}
+
+/// The outcome of every (task, analysis) pair, by their indices: `args.jobs` threads take the
+/// pairs in turn (interleaved, so that configurations see the same load) and print a line per
+/// finished run.
+fn run_all(args: &BenchArgs, tasks: &[Task], analyses: &[String], exe: &Path, artifacts: &Path) -> BTreeMap<(usize, usize), Outcome> {
+    let extra: Vec<String> = args.check_args.as_deref().map(|s| s.split_whitespace().map(String::from).collect()).unwrap_or_default();
+    let jobs: Vec<(usize, usize)> = (0..tasks.len()).flat_map(|t| (0..analyses.len()).map(move |a| (t, a))).collect();
+    let results: Mutex<BTreeMap<(usize, usize), Outcome>> = Mutex::default();
+    let next = AtomicUsize::new(0);
     std::thread::scope(|s| {
         for _ in 0..args.jobs.max(1) {
-            let (jobs, results, next, tasks, analyses, exe, extra, artifacts) =
-                (&jobs, &results, &next, &tasks, &analyses, &exe, &extra, &artifacts);
+            let (jobs, results, next, extra) = (&jobs, &results, &next, &extra);
             s.spawn(move || loop {
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(&(t, a)) = jobs.get(i) else { break };
@@ -395,33 +431,38 @@ pub fn run(args: &BenchArgs) -> i32 {
             });
         }
     });
-    let results = results.lock().expect("results");
-    if let Some(path) = &args.tsv {
-        let mut out = String::from("analysis\tcategory\tfile\texpected\tverdict\tcpu_s\twall_s\tmax_rss_kb\treplay\tnote\n");
-        for (&(t, a), o) in results.iter() {
-            let replay = match &o.replay {
-                Some((true, _)) => "reached".to_string(),
-                Some((false, why)) => format!("failed: {}", why.replace(['\t', '\n'], " ")),
-                None => "-".to_string(),
-            };
-            out.push_str(&format!(
-                "{}\t{}\t{}\t{}\t{}\t{:.3}\t{:.3}\t{}\t{}\t{}\n",
-                analyses[a],
-                tasks[t].category,
-                tasks[t].file.strip_prefix(&args.dir).unwrap_or(&tasks[t].file).display(),
-                tasks[t].expected,
-                o.verdict,
-                o.cpu,
-                o.wall,
-                o.max_rss_kb,
-                replay,
-                o.note.replace(['\t', '\n'], " ")
-            ));
-        }
-        if let Err(e) = std::fs::write(path, out) {
-            eprintln!("cpals bench: cannot write {}: {}", path.display(), e);
-        }
+    results.into_inner().expect("results")
+}
+
+/// One TSV row per task and configuration, after a header.
+fn tsv(args: &BenchArgs, tasks: &[Task], analyses: &[String], results: &BTreeMap<(usize, usize), Outcome>) -> String {
+    let mut out = String::from("analysis\tcategory\tfile\texpected\tverdict\tcpu_s\twall_s\tmax_rss_kb\treplay\tnote\n");
+    for (&(t, a), o) in results.iter() {
+        let replay = match &o.replay {
+            Some((true, _)) => "reached".to_string(),
+            Some((false, why)) => format!("failed: {}", why.replace(['\t', '\n'], " ")),
+            None => "-".to_string(),
+        };
+        out.push_str(&format!(
+            "{}\t{}\t{}\t{}\t{}\t{:.3}\t{:.3}\t{}\t{}\t{}\n",
+            analyses[a],
+            tasks[t].category,
+            tasks[t].file.strip_prefix(&args.dir).unwrap_or(&tasks[t].file).display(),
+            tasks[t].expected,
+            o.verdict,
+            o.cpu,
+            o.wall,
+            o.max_rss_kb,
+            replay,
+            o.note.replace(['\t', '\n'], " ")
+        ));
     }
+    out
+}
+
+/// The results tables on stdout: per configuration one row per category, then the
+/// configurations side by side (if there are several) and how many violations replayed.
+fn print_tables(args: &BenchArgs, tasks: &[Task], analyses: &[String], results: &BTreeMap<(usize, usize), Outcome>, wall: Duration) {
     let categories: Vec<String> = {
         let mut c: Vec<String> = tasks.iter().map(|t| t.category.clone()).collect();
         c.dedup();
@@ -433,7 +474,7 @@ pub fn run(args: &BenchArgs) -> i32 {
         tasks.len(),
         args.timeout,
         args.jobs,
-        started.elapsed().as_secs_f64()
+        wall.as_secs_f64()
     );
     for (a, name) in analyses.iter().enumerate() {
         println!("### {}\n", name);
@@ -493,19 +534,6 @@ pub fn run(args: &BenchArgs) -> i32 {
     let (n_false, n_replayed) =
         results.values().filter_map(|o| o.replay.as_ref()).fold((0, 0), |(n, k), (ok, _)| (n + 1, k + usize::from(*ok)));
     println!("Replays: {} of {} false verdicts replayed natively to the violation\n", n_replayed, n_false);
-    if args.keep.is_none() {
-        let _ = std::fs::remove_dir_all(&artifacts);
-    }
-    let wrong = results.iter().any(|(&(t, _), o)| {
-        (o.verdict == "true" && !tasks[t].expected)
-            || (o.verdict == "false" && tasks[t].expected)
-            || o.replay.as_ref().is_some_and(|(ok, _)| !ok)
-    });
-    if wrong {
-        1
-    } else {
-        0
-    }
 }
 
 fn print_row(name: &str, t: &Tally) {

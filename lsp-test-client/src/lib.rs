@@ -1,7 +1,11 @@
-//! A small LSP client for the tests and the latency benchmark: JSON-RPC with `Content-Length`
-//! framing over any byte stream (an in-process duplex pipe or a child process's stdio). It
-//! answers the server's requests (`workspace/configuration`, progress creation, refreshes,
-//! `window/showDocument`) and records every message the server sends, with its arrival time.
+//! A small LSP client for cpals's tests and its latency benchmark (`xtask lsp-bench`):
+//! JSON-RPC with `Content-Length` framing over any byte stream (an in-process duplex pipe or
+//! a child process's stdio). It answers the server's requests (`workspace/configuration`,
+//! progress creation, refreshes, `window/showDocument`) and records every message the server
+//! sends, with its arrival time.
+//!
+//! Test support, not part of the product: a failed request or a message that does not come
+//! in time panics, which fails the test (or stops the benchmark) with the reason.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -12,7 +16,7 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::lsp::ServerOptions;
+use cpals::lsp::ServerOptions;
 
 type Writer = Arc<tokio::sync::Mutex<Box<dyn AsyncWrite + Send + Unpin>>>;
 
@@ -149,8 +153,8 @@ impl LspClient {
     pub fn in_process(options: ServerOptions) -> LspClient {
         let (client_end, server_end) = tokio::io::duplex(1 << 20);
         let (server_read, server_write) = tokio::io::split(server_end);
-        let (service, socket) = crate::lsp::service(options);
-        tokio::spawn(crate::lsp::transport::serve(server_read, server_write, service, socket));
+        let (service, socket) = cpals::lsp::service(options);
+        tokio::spawn(cpals::lsp::transport::serve(server_read, server_write, service, socket));
         let (read, write) = tokio::io::split(client_end);
         LspClient::new(read, write)
     }

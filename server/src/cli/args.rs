@@ -1,0 +1,138 @@
+//! The options of an analysis that `check` and `report` share, and reading the program a
+//! subcommand works on.
+
+use std::path::Path;
+use std::time::Duration;
+
+use analysis_engine::cfa::{DataModel, Program};
+use analysis_engine::config::{Abstraction, BlockEncoding, Form, Kind, Order, Scope, Strategy};
+use analysis_engine::frontend::SourceInput;
+use analysis_engine::{Analysis, VerifyConfig};
+
+use crate::messages::parse_model;
+
+#[derive(clap::Args, Clone)]
+pub struct AnalysisArgs {
+    /// The analysis to run: combined (explicit values, then values with predicates; for
+    /// programs with recursion the summary analysis first), value, predicate, summaries
+    /// (procedure summaries, seed 002) or tra (transition relation approximation, seed 003);
+    /// see the README.
+    #[arg(long, default_value = "combined")]
+    pub analysis: String,
+    /// CPU-time limit in seconds, as SV-COMP counts it (the analysis stops and open
+    /// properties become unknown with the reason `timeout`).
+    #[arg(long)]
+    pub timeout: Option<f64>,
+    /// LP64 (x86-64 Linux) or ILP32 (SV-COMP's 32-bit tasks).
+    #[arg(long, default_value = "LP64")]
+    pub data_model: String,
+    /// Waitlist order: dfs, bfs or rpo (default: dfs for `value`, rpo for the others).
+    #[arg(long)]
+    pub order: Option<String>,
+    /// Predicate abstraction: boolean (BDDs over all predicate valuations, the default) or
+    /// cartesian (the conjunction of the predicates implied, cheaper and weaker).
+    #[arg(long, default_value = "boolean")]
+    pub abstraction: String,
+    /// Where predicate abstraction happens: loops (loop heads and function boundaries,
+    /// adjustable-block encoding, the default) or edges (after every operation).
+    #[arg(long, default_value = "loops")]
+    pub blocks: String,
+    /// Verifies only this function as the entry (its callees included), as the language
+    /// server does for one unit; by default the program from `main`, or every uncalled
+    /// function when there is no `main`.
+    #[arg(long)]
+    pub function: Option<String>,
+    /// Interpolation strategies in the order they are tried: spacer, qe, farkas.
+    #[arg(long, value_delimiter = ',', default_value = "spacer,qe,farkas")]
+    pub interpolation: Vec<String>,
+    /// What the summary analysis refines per round: dag (all error paths of the round
+    /// together, from their counterexample DAG, the default) or path (one error path).
+    #[arg(long, default_value = "dag")]
+    pub refine: String,
+    /// The interpolants a counterexample DAG of the summary analysis is refined with:
+    /// spacer (Spacer's solution of its Horn clauses), or the seed 002 families by
+    /// quantifier elimination: conciliated, weakest, strongest.
+    #[arg(long, default_value = "spacer")]
+    pub dag_interpolants: String,
+    /// Where the summary analysis tracks the predicates it learns: function (everywhere in
+    /// the procedure they were found in) or location (at their control point only).
+    #[arg(long, default_value = "function")]
+    pub summary_precision: String,
+    /// What a DAG node's interpolant of a family (--dag-interpolants) adds to the summary
+    /// analysis's precision: its atoms, one predicate each, or the formula itself as one
+    /// predicate (the paper's setting).
+    #[arg(long, default_value = "atoms")]
+    pub summary_predicates: String,
+}
+
+impl AnalysisArgs {
+    /// The engine's configuration and the data model these options select, or what is wrong
+    /// with them.
+    pub fn config(&self) -> Result<(VerifyConfig, DataModel), String> {
+        let analysis = Analysis::parse(&self.analysis).ok_or_else(|| format!("unknown analysis `{}`", self.analysis))?;
+        let mut cfg = VerifyConfig::new(analysis);
+        if let Some(t) = self.timeout {
+            if !(t > 0.0 && t.is_finite()) {
+                return Err("the timeout must be a positive number of seconds".into());
+            }
+            cfg.timeout = Some(Duration::from_secs_f64(t));
+        }
+        if let Some(o) = &self.order {
+            cfg.cegar.order = Order::parse(o).ok_or_else(|| format!("unknown order `{}`", o))?;
+        }
+        cfg.predicate.abstraction = match self.abstraction.as_str() {
+            "boolean" => Abstraction::Boolean,
+            "cartesian" => Abstraction::Cartesian,
+            other => return Err(format!("unknown abstraction `{}` (use boolean or cartesian)", other)),
+        };
+        cfg.predicate.blocks = match self.blocks.as_str() {
+            "loops" => BlockEncoding::LoopsAndFunctions,
+            "edges" => BlockEncoding::SingleEdge,
+            other => return Err(format!("unknown block encoding `{}` (use loops or edges)", other)),
+        };
+        cfg.predicate.interpolation = self
+            .interpolation
+            .iter()
+            .map(|s| Strategy::parse(s).ok_or_else(|| format!("unknown interpolation strategy `{}` (use spacer, qe or farkas)", s)))
+            .collect::<Result<_, _>>()?;
+        cfg.summaries.dag_refinement = match self.refine.as_str() {
+            "dag" => true,
+            "path" => false,
+            other => return Err(format!("unknown refinement `{}` (use dag or path)", other)),
+        };
+        cfg.summaries.dag_interpolants = match self.dag_interpolants.as_str() {
+            "spacer" => None,
+            other => Some(
+                Kind::parse(other)
+                    .ok_or_else(|| format!("unknown DAG interpolants `{}` (use spacer, conciliated, weakest or strongest)", other))?,
+            ),
+        };
+        cfg.summaries.scope = match self.summary_precision.as_str() {
+            "function" => Scope::Function,
+            "location" => Scope::Location,
+            other => return Err(format!("unknown summary precision `{}` (use function or location)", other)),
+        };
+        cfg.summaries.form = match self.summary_predicates.as_str() {
+            "atoms" => Form::Atoms,
+            "formulas" => Form::Formulas,
+            other => return Err(format!("unknown summary predicates `{}` (use atoms or formulas)", other)),
+        };
+        if cfg.summaries.form == Form::Formulas && cfg.summaries.dag_interpolants.is_none() {
+            return Err(
+                "`--summary-predicates formulas` needs `--dag-interpolants conciliated|weakest|strongest` (Spacer's solutions add atoms)"
+                    .into(),
+            );
+        }
+        cfg.entry = self.function.clone();
+        if cfg.predicate.interpolation.is_empty() {
+            return Err("at least one interpolation strategy is needed".into());
+        }
+        Ok((cfg, parse_model(&self.data_model)?))
+    }
+}
+
+/// The program in `file`, or the front end's error message.
+pub fn load(file: &Path, model: DataModel) -> Result<Program, String> {
+    let input = SourceInput::read(file).map_err(|e| e.to_string())?;
+    analysis_engine::load(&input, model).map_err(|e| e.to_string())
+}

@@ -1,0 +1,49 @@
+//! `cpals replay`: compiles a program with a harness written by `check --harness`, runs it
+//! and says whether it reaches a violation.
+
+use std::path::Path;
+use std::time::Duration;
+
+use analysis_engine::harness::NativeResult;
+
+use crate::cli::args::load;
+use crate::messages::{parse_model, EXIT_ERROR, EXIT_FALSE, EXIT_TRUE};
+
+pub fn run(file: &Path, harness: &Path, data_model: &str, timeout: f64) -> i32 {
+    let model = match parse_model(data_model) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("cpals: {}", e);
+            return EXIT_ERROR;
+        }
+    };
+    if !(timeout > 0.0 && timeout.is_finite()) {
+        eprintln!("cpals: the timeout must be a positive number of seconds");
+        return EXIT_ERROR;
+    }
+    if !harness.is_file() {
+        eprintln!("cpals: cannot read {}", harness.display());
+        return EXIT_ERROR;
+    }
+    let program = match load(file, model) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("{}", e);
+            return EXIT_ERROR;
+        }
+    };
+    match analysis_engine::harness::replay_files(file, harness, model, Duration::from_secs_f64(timeout), &program.externals) {
+        NativeResult::Reached(at) => {
+            println!("reached: {}", at);
+            EXIT_FALSE
+        }
+        NativeResult::NotReached(why) => {
+            println!("not reached: {}", why);
+            EXIT_TRUE
+        }
+        NativeResult::Unavailable(why) => {
+            eprintln!("cpals: cannot replay: {}", why);
+            EXIT_ERROR
+        }
+    }
+}

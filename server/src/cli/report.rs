@@ -1,0 +1,34 @@
+//! `cpals report`: verifies a file and writes the HTML report page.
+
+use std::path::Path;
+
+use analysis_engine::Cancel;
+
+use crate::cli::args::{load, AnalysisArgs};
+use crate::cli::check::print_text;
+use crate::messages::{exit_code, EXIT_ERROR};
+
+pub fn run(file: &Path, args: &AnalysisArgs, output: &Path) -> i32 {
+    let (cfg, model) = match args.config() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("cpals: {}", e);
+            return EXIT_ERROR;
+        }
+    };
+    let program = match load(file, model) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("{}", e);
+            return EXIT_ERROR;
+        }
+    };
+    let report = analysis_engine::verify(&program, &cfg, &Cancel::new());
+    let page = crate::html::page(&report, &program);
+    if let Err(e) = std::fs::write(output, page) {
+        eprintln!("cpals: cannot write {}: {}", output.display(), e);
+        return EXIT_ERROR;
+    }
+    print_text(&report, false);
+    exit_code(report.verdict)
+}

@@ -1,0 +1,77 @@
+//! What cpals says about a verdict, in one place for every front end (the command line, the
+//! HTML report, the evidence files and the language server): the exit codes, the sentence
+//! for a property and the data model names users type.
+//!
+//! A leaf of the crate: it uses the engine and std only, so that every other module may
+//! import it (see `tests/layering.rs`).
+
+use analysis_engine::cfa::{DataModel, TargetKind};
+use analysis_engine::report::{PropertyReport, Verdict};
+
+/// Exit code: every property proved (TRUE).
+pub const EXIT_TRUE: i32 = 0;
+/// Exit code: a property violated (FALSE).
+pub const EXIT_FALSE: i32 = 1;
+/// Exit code: the verdict is unknown.
+pub const EXIT_UNKNOWN: i32 = 2;
+/// Exit code: the input could not be verified at all (missing file, syntax error, bad
+/// arguments).
+pub const EXIT_ERROR: i32 = 3;
+
+/// The exit code of a run with this overall verdict.
+pub fn exit_code(v: Verdict) -> i32 {
+    match v {
+        Verdict::True => EXIT_TRUE,
+        Verdict::False => EXIT_FALSE,
+        Verdict::Unknown => EXIT_UNKNOWN,
+    }
+}
+
+/// The overall verdict as SV-COMP writes it (`Verification result: …`).
+pub fn result_text(v: Verdict) -> &'static str {
+    match v {
+        Verdict::True => "TRUE",
+        Verdict::False => "FALSE(unreach-call)",
+        Verdict::Unknown => "UNKNOWN",
+    }
+}
+
+/// The data model named `s` (LP64 or ILP32, any case).
+pub fn parse_model(s: &str) -> Result<DataModel, String> {
+    match s.to_ascii_uppercase().as_str() {
+        "LP64" => Ok(DataModel::Lp64),
+        "ILP32" => Ok(DataModel::Ilp32),
+        other => Err(format!("unknown data model `{}` (use LP64 or ILP32)", other)),
+    }
+}
+
+/// What a property checks, for messages.
+pub fn describe(p: &PropertyReport) -> String {
+    match (&p.condition, p.kind) {
+        (Some(c), TargetKind::Assert) => format!("assertion `{}`", c),
+        (Some(c), _) => format!("`{}`", c),
+        (None, TargetKind::Assert) => "assertion".into(),
+        (None, TargetKind::ReachError) => "call to reach_error()".into(),
+        (None, TargetKind::ErrorLabel) => "label ERROR".into(),
+    }
+}
+
+/// What a proof says: `… holds` or `… is unreachable`.
+pub fn holds(p: &PropertyReport) -> String {
+    if p.condition.is_none() && p.kind != TargetKind::Assert {
+        format!("{} is unreachable", describe(p))
+    } else {
+        format!("{} holds", describe(p))
+    }
+}
+
+/// The sentence for a property's verdict.
+pub fn message(p: &PropertyReport) -> String {
+    let reach = p.condition.is_none() && p.kind != TargetKind::Assert;
+    match (p.verdict, reach) {
+        (Verdict::True, _) => format!("{} (proved by the {} analysis)", holds(p), p.analysis),
+        (Verdict::False, false) => format!("{} can fail (counterexample with {} steps)", describe(p), p.trace.len()),
+        (Verdict::False, true) => format!("{} is reachable (counterexample with {} steps)", describe(p), p.trace.len()),
+        (Verdict::Unknown, _) => format!("{}: {}", describe(p), p.reason.as_ref().map_or_else(|| "unknown".to_string(), |r| r.to_string())),
+    }
+}
