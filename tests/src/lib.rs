@@ -1,6 +1,8 @@
 //! Helpers for the end-to-end tests: the fixture format (expected verdicts written in the C
 //! file) and the path of the built `cpals` binary.
 
+pub mod layering;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

@@ -1,6 +1,5 @@
-//! The server's modules form layers: a module may use the modules of the layers below its own,
-//! never those of its own layer or above, so the modules form no import circle. `LAYERS`
-//! lists them bottom up; adding a module means placing it here.
+//! The layering check of both crates: a module may use the modules of the layers below its
+//! own, never those of its own layer or above, so the modules form no import circle.
 //!
 //! A module is a file of `src/` (`lsp/job.rs` is `lsp::job`, `lsp/mod.rs` is `lsp`; an
 //! inline `mod tests` belongs to its file). A layer entry covers its module and the modules
@@ -15,52 +14,9 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-/// The server's modules, bottom up.
-const LAYERS: &[&[&str]] = &[
-    // What cpals says about a verdict, and the formats it writes.
-    &["messages", "json", "yaml"],
-    &["evidence", "html::layout"],
-    &["witness", "html"],
-    // The language server, from positions up to the transport.
-    &["lsp::proto", "lsp::pool", "lsp::progress", "lsp::session::settings"],
-    &["lsp::session::document"],
-    &["lsp::session::results"],
-    &["lsp::job"],
-    &["lsp::session"],
-    &["lsp::handlers::code_lens", "lsp::handlers::diagnostics", "lsp::handlers::hover", "lsp::handlers::inlay_hints"],
-    &["lsp::scheduler"],
-    &["lsp::handlers::commands", "lsp::handlers::text_document"],
-    &["lsp::handlers"],
-    &["lsp::backend"],
-    &["lsp::transport"],
-    &["lsp"],
-    // The command line.
-    &["cli::args"],
-    &["cli::check", "cli::replay", "cli::cfa"],
-    &["cli::report"],
-    &["cli"],
-];
-
-#[test]
-fn server_modules_use_only_lower_layers() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let problems = check_layers(&src, LAYERS);
-    assert!(problems.is_empty(), "layering (tests/layering.rs):\n{}", problems.join("\n"));
-}
-
-#[test]
-fn a_use_against_the_order_is_reported() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut layers = LAYERS.to_vec();
-    let bottom = layers.remove(0);
-    layers.push(bottom);
-    let problems = check_layers(&src, &layers);
-    assert!(problems.iter().any(|p| p.starts_with("`evidence` (layer 0) uses `messages`")), "{problems:#?}");
-}
-
 /// Every breach of `layers` in the crate whose sources are in `src` (the crate roots
 /// `lib.rs` and `main.rs` are not checked).
-fn check_layers(src: &Path, layers: &[&[&str]]) -> Vec<String> {
+pub fn check_layers(src: &Path, layers: &[&[&str]]) -> Vec<String> {
     let files = rust_files(src);
     let modules: BTreeSet<String> = files.iter().filter_map(|(m, _)| m.clone()).collect();
     let mut problems = Vec::new();
@@ -215,6 +171,7 @@ fn expand_into(s: &str, prefix: &str, out: &mut Vec<String>) -> usize {
     }
 }
 
+#[cfg(test)]
 #[test]
 fn paths_and_brace_groups_are_read() {
     assert_eq!(expand("lsp::job::run(x)"), vec!["lsp::job::run"]);
