@@ -83,7 +83,7 @@ pub fn inductive_subset(p: &Program, mut cands: Annotations, cancel: &Cancel) ->
                     let (t, _) = enc.cond(&phi);
                     s.push();
                     s.assert(&ex.reach);
-                    s.assert(&t.not());
+                    s.assert(t.not());
                     for c in &enc.constraints[n0..] {
                         s.assert(c);
                     }
@@ -114,7 +114,7 @@ pub fn inductive_subset(p: &Program, mut cands: Annotations, cancel: &Cancel) ->
                     let (t, _) = enc.cond(&phi);
                     s.push();
                     s.assert(&site.reach);
-                    s.assert(&t.not());
+                    s.assert(t.not());
                     for c in &enc.constraints[n0..] {
                         s.assert(c);
                     }

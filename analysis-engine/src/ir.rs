@@ -348,11 +348,7 @@ impl Expr {
     /// The variables (scalars and arrays) the expression reads.
     pub fn vars(&self, out: &mut Vec<VarId>) {
         self.walk(&mut |e| match e {
-            Expr::Var(v, _) | Expr::Elem(v, _, _) => {
-                if !out.contains(v) {
-                    out.push(*v)
-                }
-            }
+            Expr::Var(v, _) | Expr::Elem(v, _, _) if !out.contains(v) => out.push(*v),
             _ => {}
         });
     }

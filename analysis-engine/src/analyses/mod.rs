@@ -49,7 +49,7 @@ pub trait DataCpa {
 
     /// `stop(new, R)`: the reached state that covers `new` (with stop-join, the first one of
     /// a set whose join covers it).
-    fn covering<'s>(&self, new: &Self::State, reached: &[(ArgId, &'s Self::State)]) -> Option<ArgId> {
+    fn covering(&self, new: &Self::State, reached: &[(ArgId, &Self::State)]) -> Option<ArgId> {
         match self.stop_op() {
             StopOp::Sep => reached.iter().find(|(_, r)| new.leq(r)).map(|(id, _)| *id),
             StopOp::Join => {

@@ -97,13 +97,13 @@ impl<C: Cpa> Exploration<C> {
                 }
             }
             tick = tick.wrapping_add(1);
-            if tick % 32 == 0 {
+            if tick.is_multiple_of(32) {
                 if let Err(i) = cancel.check() {
                     self.requeue(cpa, id);
                     return Outcome::Interrupted(i);
                 }
             }
-            if tick % 4096 == 0 && resident_memory().is_some_and(|m| m > limits.max_memory) {
+            if tick.is_multiple_of(4096) && resident_memory().is_some_and(|m| m > limits.max_memory) {
                 self.requeue(cpa, id);
                 return Outcome::Interrupted(Interrupt::Limit(Limit::Memory { mb: limits.max_memory >> 20 }));
             }

@@ -12,7 +12,6 @@ use crate::core::Cancel;
 use crate::properties::{Property, PropertyKey};
 use crate::report::build;
 use crate::report::outcome::Decision;
-use crate::report::TraceStep;
 use crate::smt::path::{check_path, PathResult};
 
 /// Inputs one concrete run may read (about 80 bytes each are kept for the replay).
@@ -52,8 +51,8 @@ pub(super) fn run(p: &Program, cfg: &VerifyConfig, cancel: &Cancel, props: &[Pro
         tracing::debug!("concrete run {}: {:?} after {} steps in {:?}", k, run.end, run.steps, t0.elapsed());
         if let RunEnd::Target(key) = &run.end {
             if !found.contains_key(key) {
-                if let Some((trace, inputs)) = confirm_concrete(p, &run, cancel) {
-                    found.insert(*key, Decision::Violated(trace, inputs));
+                if let Some(decision) = confirm_concrete(p, &run, cancel) {
+                    found.insert(*key, decision);
                 }
             }
         }
@@ -67,14 +66,14 @@ pub(super) fn run(p: &Program, cfg: &VerifyConfig, cancel: &Cancel, props: &[Pro
 /// Confirms a concrete run that reached a violation: by the SMT path check when the run is
 /// short, by a native run of the compiled program otherwise (then with the run's whole input
 /// sequence, which the abridged trace does not show).
-fn confirm_concrete(p: &Program, run: &concrete::Run, cancel: &Cancel) -> Option<(Vec<TraceStep>, Vec<(String, i128)>)> {
+fn confirm_concrete(p: &Program, run: &concrete::Run, cancel: &Cancel) -> Option<Decision> {
     if let Some(ops) = &run.ops {
         let ctxs: Vec<OpCtx> = ops.iter().map(|&(op, rec)| crate::cfa::op_ctx(p, op, rec)).collect();
         match check_path(p, &ctxs, cancel) {
             PathResult::Feasible(values) => {
                 let depths: Vec<(OpCtx, usize)> =
                     ctxs.iter().copied().zip(run.head.iter().chain(run.tail.iter()).map(|s| s.depth).chain(std::iter::repeat(0))).collect();
-                return Some((build::trace(p, &depths, &values), Vec::new()));
+                return Some(Decision::Violated(build::trace(p, &depths, &values), Vec::new()));
             }
             PathResult::Infeasible => {
                 tracing::warn!("a concrete run reached a violation the SMT path check refutes; not reported");
@@ -88,7 +87,7 @@ fn confirm_concrete(p: &Program, run: &concrete::Run, cancel: &Cancel) -> Option
     let timeout = Duration::from_millis(cancel.remaining_ms().unwrap_or(10_000).clamp(1_000, 20_000));
     match crate::harness::native_replay(&p.file, &p.source, &include, &run.inputs, &defined, p.data_model, timeout, &p.externals) {
         crate::harness::NativeResult::Reached(_) => {
-            Some((build::concrete_trace(p, run), run.inputs.iter().map(|(f, _, v)| (f.clone(), *v)).collect()))
+            Some(Decision::Violated(build::concrete_trace(p, run), run.inputs.iter().map(|(f, _, v)| (f.clone(), *v)).collect()))
         }
         other => {
             tracing::debug!("native replay did not confirm a concrete counterexample: {:?}", other);

@@ -160,7 +160,7 @@ pub fn loop_invariants(p: &Program, inv: &Annotations, source: InvariantSource) 
         let expr = conj.iter().map(|e| crate::cfa::pretty::expr(p, e, true)).collect::<Vec<_>>().join(" && ");
         out.push(FoundInvariant { func: *f, range: func.abs(cfa.node(*node).span), expr, source });
     }
-    out.sort_by(|a, b| (a.range.line, a.range.col).cmp(&(b.range.line, b.range.col)));
+    out.sort_by_key(|a| (a.range.line, a.range.col));
     out
 }
 

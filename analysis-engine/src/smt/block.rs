@@ -111,8 +111,10 @@ pub(crate) fn encode_block<'p>(
     }
     order.reverse();
     let start_ssa = enc.cur.clone();
-    let mut states: HashMap<NodeId, (Bool, HashMap<VarId, u32>)> = HashMap::new();
-    let mut incoming: HashMap<NodeId, Vec<(Bool, HashMap<VarId, u32>)>> = HashMap::new();
+    // Per node: the condition of reaching it and the SSA indices there.
+    type Reach = (Bool, HashMap<VarId, u32>);
+    let mut states: HashMap<NodeId, Reach> = HashMap::new();
+    let mut incoming: HashMap<NodeId, Vec<Reach>> = HashMap::new();
     let mut exits = Vec::new();
     let mut calls = Vec::new();
     for &n in &order {

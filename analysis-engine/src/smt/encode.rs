@@ -204,7 +204,7 @@ impl<'p> Encoder<'p> {
             return r;
         }
         if t.boolean {
-            return r.eq(&Int::from_i64(0)).ite(&Int::from_i64(0), &Int::from_i64(1));
+            return r.eq(Int::from_i64(0)).ite(&Int::from_i64(0), &Int::from_i64(1));
         }
         let (lo, hi) = (Int::from_i128(t.min()), Int::from_i128(t.max()));
         let m = Int::from_i128(1i128 << t.bits);
@@ -223,7 +223,7 @@ impl<'p> Encoder<'p> {
         match self.theory {
             Theory::Int { ranges, exact, .. } if ranges || exact => {
                 let x = int(d);
-                Some(Bool::and(&[&x.ge(&Int::from_i128(t.min())), &x.le(&Int::from_i128(t.max()))]))
+                Some(Bool::and(&[&x.ge(Int::from_i128(t.min())), &x.le(Int::from_i128(t.max()))]))
             }
             _ => None,
         }
@@ -298,7 +298,7 @@ impl<'p> Encoder<'p> {
     }
 
     fn is_zero(&self, d: &Dynamic, t: IntTy) -> Bool {
-        d.eq(&self.konst(0, t))
+        d.eq(self.konst(0, t))
     }
 
     pub fn expr(&mut self, e: &Expr) -> Term {
@@ -407,7 +407,7 @@ impl<'p> Encoder<'p> {
             BinOp::BitOr => xb.bvor(&yb),
             BinOp::BitXor => xb.bvxor(&yb),
             BinOp::Div | BinOp::Rem => {
-                let nz = yb.eq(&bv_const(0, bits)).not();
+                let nz = yb.eq(bv_const(0, bits)).not();
                 let q = match (op, t.signed) {
                     (BinOp::Div, true) => xb.bvsdiv(&yb),
                     (BinOp::Div, false) => xb.bvudiv(&yb),
@@ -429,9 +429,9 @@ impl<'p> Encoder<'p> {
                 // operand is promoted (at least 32 bits), so the width fits in it.
                 let rbits = bty.bits as u32;
                 let ok = if bty.signed {
-                    Bool::and(&[&yb.bvsge(&bv_const(0, rbits)), &yb.bvslt(&bv_const(bits as i128, rbits))])
+                    Bool::and(&[&yb.bvsge(bv_const(0, rbits)), &yb.bvslt(bv_const(bits as i128, rbits))])
                 } else {
-                    yb.bvult(&bv_const(bits as i128, rbits))
+                    yb.bvult(bv_const(bits as i128, rbits))
                 };
                 let shifted = match (op, t.signed) {
                     (BinOp::Shl, _) => xb.bvshl(&amount),
@@ -474,15 +474,15 @@ impl<'p> Encoder<'p> {
                     return r;
                 }
                 let two = Int::from_i64(2);
-                let even = |a: &Int| a.modulo(&two).eq(&Int::from_i64(0));
-                self.constraints.push(even(&int(&r)).eq(&Bool::or(&[&even(&xi), &even(&yi)])));
+                let even = |a: &Int| a.modulo(&two).eq(Int::from_i64(0));
+                self.constraints.push(even(&int(&r)).eq(Bool::or(&[&even(&xi), &even(&yi)])));
                 return r;
             }
             (BinOp::Mul, _) => Int::mul(&[xi, yi]),
             (BinOp::Div, Some(c)) if c != 0 => c_div(&xi, c),
             (BinOp::Rem, Some(c)) if c != 0 => Int::sub(&[xi.clone(), Int::mul(&[c_div(&xi, c), Int::from_i128(c)])]),
             (BinOp::Shl, Some(k)) if (0..62).contains(&k) => Int::mul(&[xi, Int::from_i128(1i128 << k)]),
-            (BinOp::Shr, Some(k)) if (0..62).contains(&k) => xi.div(&Int::from_i128(1i128 << k)),
+            (BinOp::Shr, Some(k)) if (0..62).contains(&k) => xi.div(Int::from_i128(1i128 << k)),
             _ => return self.fresh(t),
         };
         Dynamic::from_ast(&self.wrap(r, t))
@@ -741,11 +741,11 @@ impl<'p> Encoder<'p> {
 
 /// C's division (truncating towards zero) by a non-zero constant on mathematical integers.
 fn c_div(x: &Int, c: i128) -> Int {
-    let q = x.div(&Int::from_i128(c.abs()));
+    let q = x.div(Int::from_i128(c.abs()));
     let q = if c < 0 { q.unary_minus() } else { q };
     // Euclidean division rounds towards -inf for negative dividends: correct by one.
-    let exact = Int::sub(&[x.clone(), Int::mul(&[q.clone(), Int::from_i128(c)])]).eq(&Int::from_i64(0));
-    let neg = x.lt(&Int::from_i64(0));
+    let exact = Int::sub(&[x.clone(), Int::mul(&[q.clone(), Int::from_i128(c)])]).eq(Int::from_i64(0));
+    let neg = x.lt(Int::from_i64(0));
     let adjust = if c > 0 { Int::add(&[q.clone(), Int::from_i64(1)]) } else { Int::sub(&[q.clone(), Int::from_i64(1)]) };
     Bool::and(&[&neg, &exact.not()]).ite(&adjust, &q)
 }

@@ -14,7 +14,7 @@ use crate::analyses::composite::CompositeCpa;
 use crate::analyses::predicate::precision::PredPrecision;
 use crate::analyses::predicate::refiner::{self as pred_refiner, Cut, PredRefinement};
 use crate::analyses::value::precision::ValuePrecision;
-use crate::analyses::value::refiner::{self as value_refiner, PathNode, ValueRefinement};
+use crate::analyses::value::refiner::{self as value_refiner, PathNode, Policy, ValueRefinement};
 use crate::analyses::value::state::ValueState;
 use crate::cfa::block::Block;
 use crate::cfa::{Loc, Op, OpCtx, OpKind, Program};
@@ -158,16 +158,8 @@ impl<'p> Refiner<Cegar<'p>> for CombinedRefiner<'p, '_> {
                 .collect();
             let predicates = self.cfg.analysis.predicates();
             let abandoned = |v| cpa.data.is_abandoned(v);
-            match value_refiner::refine(
-                self.p,
-                &ops,
-                &path,
-                &self.prec.value,
-                abandoned,
-                self.cfg.cegar.scoped_precision,
-                predicates,
-                self.cancel,
-            ) {
+            let policy = Policy { scoped: self.cfg.cegar.scoped_precision, predicates };
+            match value_refiner::refine(self.p, &ops, &path, &self.prec.value, abandoned, policy, self.cancel) {
                 ValueRefinement::Spurious { precision, pivot } => {
                     return Refinement::Spurious {
                         precision: CPrecision { value: Arc::new(precision), pred: self.prec.pred.clone() },

@@ -176,7 +176,7 @@ impl<'p> CombinedCpa<'p> {
             .collect()
     }
 
-    fn from_dnf(&self, dnf: &Dnf) -> Bdd {
+    fn region_of(&self, dnf: &Dnf) -> Bdd {
         let clauses: Vec<BddPartialValuation> = dnf
             .iter()
             .map(|cube| {
@@ -206,7 +206,7 @@ impl<'p> CombinedCpa<'p> {
         let region = match result {
             AbsResult::False => return None,
             AbsResult::GaveUp => self.vars.mk_true(),
-            AbsResult::Region(dnf) => self.from_dnf(&dnf),
+            AbsResult::Region(dnf) => self.region_of(&dnf),
         };
         if region.is_false() {
             return None;

@@ -49,7 +49,7 @@ pub(crate) fn pred_formula(enc: &mut Encoder, p: &LinPred, ssa: &HashMap<VarId, 
     Some(match p.rel {
         Rel::Le => sum.le(&zero),
         Rel::Eq => sum.eq(&zero),
-        Rel::Mod(m) => sum.modulo(&Int::from_i128(m)).eq(&zero),
+        Rel::Mod(m) => sum.modulo(Int::from_i128(m)).eq(&zero),
     })
 }
 
@@ -72,7 +72,7 @@ fn pred_formula_bv(enc: &mut Encoder, p: &LinPred, ssa: &HashMap<VarId, u32>) ->
         let b = d.as_bv()?;
         let ext = WIDE - b.get_size();
         let wide = if t.signed { b.sign_ext(ext) } else { b.zero_ext(ext) };
-        sum = sum.bvadd(&if c == 1 { wide } else { wide.bvmul(&BV::from_i64(c as i64, WIDE)) });
+        sum = sum.bvadd(&if c == 1 { wide } else { wide.bvmul(BV::from_i64(c as i64, WIDE)) });
     }
     let zero = BV::from_i64(0, WIDE);
     Some(match p.rel {
@@ -84,10 +84,10 @@ fn pred_formula_bv(enc: &mut Encoder, p: &LinPred, ssa: &HashMap<VarId, u32>) ->
             if k == 0 {
                 Bool::from_bool(true)
             } else {
-                sum.extract(k - 1, 0).eq(&BV::from_i64(0, k))
+                sum.extract(k - 1, 0).eq(BV::from_i64(0, k))
             }
         }
-        Rel::Mod(m) if m > 0 && fits(m) => sum.bvsrem(&BV::from_i64(m as i64, WIDE)).eq(&zero),
+        Rel::Mod(m) if m > 0 && fits(m) => sum.bvsrem(BV::from_i64(m as i64, WIDE)).eq(&zero),
         Rel::Mod(_) => return None,
     })
 }
@@ -98,9 +98,8 @@ pub(crate) fn region_formula(enc: &mut Encoder, table: &PredTable, dnf: &Dnf, ss
     for cube in dnf {
         let mut lits = Vec::new();
         for &(id, pos) in cube {
-            match pred_formula(enc, table.get(id), ssa) {
-                Some(f) => lits.push(if pos { f } else { f.not() }),
-                None => {}
+            if let Some(f) = pred_formula(enc, table.get(id), ssa) {
+                lits.push(if pos { f } else { f.not() })
             }
         }
         let refs: Vec<&Bool> = lits.iter().collect();
@@ -181,7 +180,7 @@ pub fn abstraction(
         let marks: Vec<Bool> = (0..lits.len()).map(|i| Bool::new_const(format!("pred_mark_{}", i))).collect();
         s.push();
         for (m, (_, f)) in marks.iter().zip(&lits) {
-            s.assert(&m.eq(f));
+            s.assert(m.eq(f));
         }
         let mut cubes: Dnf = Vec::new();
         let mut complete = false;
@@ -206,7 +205,7 @@ pub fn abstraction(
                 block_lits.push(if val { m.not() } else { m.clone() });
             }
             let refs: Vec<&Bool> = block_lits.iter().collect();
-            s.assert(&Bool::or(&refs));
+            s.assert(Bool::or(&refs));
             cubes.push(cube);
         }
         s.pop(1);

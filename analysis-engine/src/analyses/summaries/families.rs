@@ -352,9 +352,9 @@ pub fn family_predicates(
         Kind::Weakest => w,
         Kind::Conciliated => {
             let mut out: Vec<Bool> = Vec::with_capacity(dag.len());
-            for i in 0..dag.len() {
+            for (i, wi) in w.iter().enumerate().take(dag.len()) {
                 let a = enc.image(&mut qe, i, &out)?;
-                let (_, j) = qe.conciliate(&a, &w[i], enc.canon(i))?;
+                let (_, j) = qe.conciliate(&a, wi, enc.canon(i))?;
                 out.push(j);
             }
             out

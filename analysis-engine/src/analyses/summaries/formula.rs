@@ -221,7 +221,7 @@ mod tests {
         let vars: HashMap<String, (VarId, u32)> =
             ["x", "y", "z"].iter().enumerate().map(|(i, n)| (n.to_string(), (VarId::global(i), 0))).collect();
         let [x, y, z] = ["x", "y", "z"].map(Int::new_const);
-        let (xy, z0) = (x.eq(&y), z.eq(&Int::from_i64(0)));
+        let (xy, z0) = (x.eq(&y), z.eq(Int::from_i64(0)));
         let z_atom = Pred::Atom(LinPred::new(vec![(VarId::global(2), 1)], 0, Rel::Eq).expect("an atom"));
         // Repeated and reordered operands are one; `!=` is a negated equality.
         let f = Bool::or(&[&Bool::and(&[&xy, &z0]), &Bool::and(&[&z0, &xy])]);
@@ -240,8 +240,8 @@ mod tests {
         assert_eq!(Pred::from_formula(&h, &vars), Some(want));
         // Constants, symbols outside the vocabulary and too many atoms make no predicate.
         assert_eq!(Pred::from_formula(&Bool::from_bool(true), &vars), None);
-        assert_eq!(Pred::from_formula(&x.eq(&Int::new_const("w")), &vars), None);
-        let many: Vec<Bool> = (0..=MAX_ATOMS as i64).map(|k| x.eq(&Int::from_i64(k))).collect();
+        assert_eq!(Pred::from_formula(&x.eq(Int::new_const("w")), &vars), None);
+        let many: Vec<Bool> = (0..=MAX_ATOMS as i64).map(|k| x.eq(Int::from_i64(k))).collect();
         assert_eq!(Pred::from_formula(&Bool::or(&many.iter().collect::<Vec<_>>()), &vars), None);
         assert!(Pred::from_formula(&Bool::or(&many[1..].iter().collect::<Vec<_>>()), &vars).is_some());
     }

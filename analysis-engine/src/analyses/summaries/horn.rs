@@ -223,7 +223,7 @@ fn solve(
             }
             let post = rel.post;
             body.extend(rel.body);
-            let rule = and(&body).implies(&app(i, &post));
+            let rule = and(&body).implies(app(i, &post));
             let bound: Vec<&dyn Ast> = vars.values().map(|d| d as &dyn Ast).collect();
             let rule = if bound.is_empty() { rule } else { z3::ast::forall_const(&bound, &[], &rule) };
             fp.add_rule(&rule, None);
@@ -232,7 +232,7 @@ fn solve(
         if node.target {
             let mut enc = Encoder::new(p, theory, false);
             let args = terms(&mut enc, sig);
-            let rule = app(i, &args).implies(&error.apply(&[]).as_bool().expect("a relation"));
+            let rule = app(i, &args).implies(error.apply(&[]).as_bool().expect("a relation"));
             let bound: Vec<&dyn Ast> = args.iter().map(|d| d as &dyn Ast).collect();
             let rule = if bound.is_empty() { rule } else { z3::ast::forall_const(&bound, &[], &rule) };
             fp.add_rule(&rule, None);

@@ -83,7 +83,7 @@ fn enumerate(enc: &mut Encoder, extra: &[Bool], preds: &[Pred], cancel: &Cancel)
     let marks: Vec<Bool> = (0..preds.len()).map(|i| Bool::new_const(format!("summary_mark_{}", i))).collect();
     for (m, l) in marks.iter().zip(&lits) {
         if let Some(l) = l {
-            s.assert(&m.eq(l));
+            s.assert(m.eq(l));
         }
     }
     let mut out = Vec::new();
@@ -119,7 +119,7 @@ fn enumerate(enc: &mut Encoder, extra: &[Bool], preds: &[Pred], cancel: &Cancel)
         if refs.is_empty() {
             return Image::Valuations(out);
         }
-        s.assert(&Bool::or(&refs));
+        s.assert(Bool::or(&refs));
     }
 }
 
@@ -199,7 +199,7 @@ impl EdgeRule {
                 .map(|(i, f)| {
                     let m = Bool::new_const(format!("{}_{}", prefix, i));
                     if let Some(f) = f {
-                        solver.assert(&m.eq(f));
+                        solver.assert(m.eq(f));
                     }
                     m
                 })
@@ -250,7 +250,7 @@ impl EdgeRule {
                 return Image::Valuations(out);
             }
             let refs: Vec<&Bool> = block.iter().collect();
-            s.assert(&Bool::or(&refs));
+            s.assert(Bool::or(&refs));
         }
     }
 }

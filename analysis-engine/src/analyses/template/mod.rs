@@ -256,11 +256,14 @@ fn run_ladder(p: &Program, cfg: &TemplateConfig, cancel: &Cancel) -> TemplateRes
     res
 }
 
+/// What a step's check kept: the invariants, the properties proved, the others with why.
+type Checked = (Vec<LoopInvariant>, BTreeSet<PropertyKey>, BTreeMap<PropertyKey, String>);
+
 struct StepOutcome {
     stats: TemplateStats,
     /// Why the step stopped early or failed.
     note: Option<String>,
-    checked: Option<(Vec<LoopInvariant>, BTreeSet<PropertyKey>, BTreeMap<PropertyKey, String>)>,
+    checked: Option<Checked>,
 }
 
 fn run_step(
@@ -438,7 +441,7 @@ fn loop_invariants(p: &Program, lpi: &lpi::Lpi, inv: &check::Annotation) -> Vec<
         let text = render(p, &constraints, &parity);
         out.push(LoopInvariant { func: f, node, range: func.abs(func.cfa.node(node).span), constraints, parity, exprs, text });
     }
-    out.sort_by(|a, b| (a.range.line, a.range.col).cmp(&(b.range.line, b.range.col)));
+    out.sort_by_key(|a| (a.range.line, a.range.col));
     out
 }
 
@@ -452,7 +455,10 @@ fn parity_expr(p: &Program, v: VarId, r: u8) -> Expr {
 
 /// Drops constraints the variables' types imply and relational constraints the interval
 /// constraints imply (the result is equivalent to the input).
-fn simplify(p: &Program, conj: &[Conj]) -> (Vec<(LinearForm, i128)>, Vec<(VarId, u8)>) {
+/// Constraints `form <= bound` and parities `var ≡ r (mod 2)`.
+type Simplified = (Vec<(LinearForm, i128)>, Vec<(VarId, u8)>);
+
+fn simplify(p: &Program, conj: &[Conj]) -> Simplified {
     let mut cons: Vec<(LinearForm, i128)> = Vec::new();
     let mut parity = Vec::new();
     for c in conj {

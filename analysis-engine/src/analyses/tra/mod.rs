@@ -398,7 +398,7 @@ fn backtrack(
         let step = g.pred[loc].iter().find_map(|&(op, from)| {
             let before = layers[t - 1].get(&from)?;
             let pre = relation(op).and(&target).exists(&space.next()).and(before);
-            (!pre.is_false()).then(|| (op, from, pre))
+            (!pre.is_false()).then_some((op, from, pre))
         });
         let (op, from, pre) = step.expect("a state first reached in layer t has a predecessor in layer t-1");
         path.push((op, from));

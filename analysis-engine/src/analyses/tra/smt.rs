@@ -216,10 +216,10 @@ fn trivial(p: &Program, f: &Bool, symbols: &[(VarId, Dynamic)], cancel: &Cancel)
     }
     let s = solver(cancel, QUERY_MS);
     for (x, t) in &typed {
-        s.assert(&x.ge(&Int::from_i128(IntTy::min(*t))));
-        s.assert(&x.le(&Int::from_i128(IntTy::max(*t))));
+        s.assert(x.ge(Int::from_i128(IntTy::min(*t))));
+        s.assert(x.le(Int::from_i128(IntTy::max(*t))));
     }
-    s.check_assumptions(&[f.clone()]) == SatResult::Unsat || s.check_assumptions(&[f.not()]) == SatResult::Unsat
+    s.check_assumptions(std::slice::from_ref(f)) == SatResult::Unsat || s.check_assumptions(&[f.not()]) == SatResult::Unsat
 }
 
 /// The atoms (comparisons of non-Boolean terms) of a Boolean formula, in formula order.
@@ -414,10 +414,10 @@ pub fn transition_interpolants(
             s.assert(c);
         }
         for (j, f) in pre.iter().enumerate() {
-            s.assert(&bit(i, j).iff(f));
+            s.assert(bit(i, j).iff(f));
         }
         for (j, f) in post.iter().enumerate() {
-            s.assert(&bit(i + 1, j).iff(f));
+            s.assert(bit(i + 1, j).iff(f));
         }
         steps.push(s);
     }
@@ -431,7 +431,7 @@ pub fn transition_interpolants(
         let ind = Bool::new_const(format!("tra_c{}", tracked.len()));
         let lits: Vec<Bool> = c.iter().map(|l| literal(step, *l)).collect();
         let refs: Vec<&Bool> = lits.iter().collect();
-        skeleton.assert(&ind.implies(&Bool::or(&refs)));
+        skeleton.assert(ind.implies(Bool::or(&refs)));
         tracked.push((ind, step, c));
     };
     for (i, cs) in approx.iter().enumerate() {

@@ -34,17 +34,23 @@ pub struct PathNode {
     pub precision: Arc<ValuePrecision>,
 }
 
+/// How the refiner adds what it learns.
+pub struct Policy {
+    /// Scoped precision (seed 000 §III-F b): a variable is tracked everywhere.
+    pub scoped: bool,
+    /// Predicates take over abandoned variables: an interpolant that needs one is no progress.
+    pub predicates: bool,
+}
+
 /// Refines the value precision `prec` with the path `ops` through `nodes` (the nodes after
-/// the root, one per operation). `abandoned` variables are tracked by predicates instead;
-/// an interpolant that needs one counts as progress only when `predicates` is off.
+/// the root, one per operation). `abandoned` variables are tracked by predicates instead.
 pub fn refine(
     p: &Program,
     ops: &[OpCtx],
     nodes: &[PathNode],
     prec: &ValuePrecision,
     abandoned: impl Fn(VarId) -> bool,
-    scoped: bool,
-    predicates: bool,
+    policy: Policy,
     cancel: &Cancel,
 ) -> ValueRefinement {
     if replay(p, &ValueState::default(), ops).is_ok() {
@@ -66,7 +72,7 @@ pub fn refine(
             if pivot.is_none() && !n.precision.tracks(n.loc, v) {
                 pivot = Some(n.id);
             }
-            if scoped {
+            if policy.scoped {
                 next.everywhere.insert(v);
             } else {
                 next.at.entry(n.loc).or_default().insert(v);
@@ -74,7 +80,7 @@ pub fn refine(
         }
     }
     match pivot {
-        Some(pivot) if !needs_abandoned || !predicates => ValueRefinement::Spurious { precision: next, pivot },
+        Some(pivot) if !needs_abandoned || !policy.predicates => ValueRefinement::Spurious { precision: next, pivot },
         _ => ValueRefinement::Stuck,
     }
 }
