@@ -7,9 +7,11 @@ use std::collections::{BinaryHeap, VecDeque};
 use crate::core::arg::ArgId;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Order {
     Dfs,
     Bfs,
+    #[cfg_attr(feature = "clap", value(name = "rpo", alias = "reverse-postorder"))]
     ReversePostorder,
 }
 

@@ -27,24 +27,24 @@ pub struct AnalysisArgs {
     #[arg(long, default_value = "LP64")]
     pub data_model: String,
     /// Waitlist order: dfs, bfs or rpo (default: dfs for `value`, rpo for the others).
-    #[arg(long)]
-    pub order: Option<String>,
+    #[arg(long, value_enum)]
+    pub order: Option<Order>,
     /// Predicate abstraction: boolean (BDDs over all predicate valuations, the default) or
     /// cartesian (the conjunction of the predicates implied, cheaper and weaker).
-    #[arg(long, default_value = "boolean")]
-    pub abstraction: String,
+    #[arg(long, value_enum, default_value_t = Abstraction::Boolean)]
+    pub abstraction: Abstraction,
     /// Where predicate abstraction happens: loops (loop heads and function boundaries,
     /// adjustable-block encoding, the default) or edges (after every operation).
-    #[arg(long, default_value = "loops")]
-    pub blocks: String,
+    #[arg(long, value_enum, default_value_t = BlockEncoding::LoopsAndFunctions)]
+    pub blocks: BlockEncoding,
     /// Verifies only this function as the entry (its callees included), as the language
     /// server does for one unit; by default the program from `main`, or every uncalled
     /// function when there is no `main`.
     #[arg(long)]
     pub function: Option<String>,
     /// Interpolation strategies in the order they are tried: spacer, qe, farkas.
-    #[arg(long, value_delimiter = ',', default_value = "spacer,qe,farkas")]
-    pub interpolation: Vec<String>,
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "spacer,qe,farkas")]
+    pub interpolation: Vec<Strategy>,
     /// What the summary analysis refines per round: dag (all error paths of the round
     /// together, from their counterexample DAG, the default) or path (one error path).
     #[arg(long, default_value = "dag")]
@@ -56,13 +56,13 @@ pub struct AnalysisArgs {
     pub dag_interpolants: String,
     /// Where the summary analysis tracks the predicates it learns: function (everywhere in
     /// the procedure they were found in) or location (at their control point only).
-    #[arg(long, default_value = "function")]
-    pub summary_precision: String,
+    #[arg(long, value_enum, default_value_t = Scope::Function)]
+    pub summary_precision: Scope,
     /// What a DAG node's interpolant of a family (--dag-interpolants) adds to the summary
     /// analysis's precision: its atoms, one predicate each, or the formula itself as one
     /// predicate (the paper's setting).
-    #[arg(long, default_value = "atoms")]
-    pub summary_predicates: String,
+    #[arg(long, value_enum, default_value_t = Form::Atoms)]
+    pub summary_predicates: Form,
 }
 
 impl AnalysisArgs {
@@ -77,24 +77,12 @@ impl AnalysisArgs {
             }
             cfg.timeout = Some(Duration::from_secs_f64(t));
         }
-        if let Some(o) = &self.order {
-            cfg.cegar.order = Order::parse(o).ok_or_else(|| format!("unknown order `{}`", o))?;
+        if let Some(o) = self.order {
+            cfg.cegar.order = o;
         }
-        cfg.predicate.abstraction = match self.abstraction.as_str() {
-            "boolean" => Abstraction::Boolean,
-            "cartesian" => Abstraction::Cartesian,
-            other => return Err(format!("unknown abstraction `{}` (use boolean or cartesian)", other)),
-        };
-        cfg.predicate.blocks = match self.blocks.as_str() {
-            "loops" => BlockEncoding::LoopsAndFunctions,
-            "edges" => BlockEncoding::SingleEdge,
-            other => return Err(format!("unknown block encoding `{}` (use loops or edges)", other)),
-        };
-        cfg.predicate.interpolation = self
-            .interpolation
-            .iter()
-            .map(|s| Strategy::parse(s).ok_or_else(|| format!("unknown interpolation strategy `{}` (use spacer, qe or farkas)", s)))
-            .collect::<Result<_, _>>()?;
+        cfg.predicate.abstraction = self.abstraction;
+        cfg.predicate.blocks = self.blocks;
+        cfg.predicate.interpolation = self.interpolation.clone();
         cfg.summaries.dag_refinement = match self.refine.as_str() {
             "dag" => true,
             "path" => false,
@@ -107,16 +95,8 @@ impl AnalysisArgs {
                     .ok_or_else(|| format!("unknown DAG interpolants `{}` (use spacer, conciliated, weakest or strongest)", other))?,
             ),
         };
-        cfg.summaries.scope = match self.summary_precision.as_str() {
-            "function" => Scope::Function,
-            "location" => Scope::Location,
-            other => return Err(format!("unknown summary precision `{}` (use function or location)", other)),
-        };
-        cfg.summaries.form = match self.summary_predicates.as_str() {
-            "atoms" => Form::Atoms,
-            "formulas" => Form::Formulas,
-            other => return Err(format!("unknown summary predicates `{}` (use atoms or formulas)", other)),
-        };
+        cfg.summaries.scope = self.summary_precision;
+        cfg.summaries.form = self.summary_predicates;
         if cfg.summaries.form == Form::Formulas && cfg.summaries.dag_interpolants.is_none() {
             return Err(
                 "`--summary-predicates formulas` needs `--dag-interpolants conciliated|weakest|strongest` (Spacer's solutions add atoms)"

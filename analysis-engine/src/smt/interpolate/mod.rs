@@ -44,8 +44,10 @@ const QUERY_MS: u64 = 10_000;
 const SPACER_FIRST_MS: u64 = 2_000;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Strategy {
     Spacer,
+    #[cfg_attr(feature = "clap", value(name = "qe"))]
     QeCore,
     Farkas,
 }
