@@ -6,6 +6,10 @@
 //!
 //! The interpreter stops instead of guessing: an over-approximated value (`Unknown`), havocked
 //! memory, an unsupported construct or undefined behaviour ends the run without a verdict.
+//!
+//! [`run`] (in `driver`) steps a `machine` (values and activations) through the CFAs as the
+//! `plan` of each node says, reading inputs from an [`InputStrategy`] (`inputs`), jumping over
+//! iterations of affine loops (`accel`), and keeping the steps a trace needs (`recorder`).
 
 mod accel;
 mod driver;

@@ -1,6 +1,10 @@
 //! Lowers C expressions into side-effect-free IR expressions, emitting the side effects
 //! (assignments, increments, calls) as CFA edges before the value is used. Short-circuit and
 //! conditional operators in value position become branches that assign a temporary.
+//!
+//! This module has the entry points and the match over lang-c's expressions; `place` lowers
+//! lvalues and reads and writes them, `convert` has C's conversions, `ops` the operators and
+//! `call` the calls.
 
 mod call;
 mod convert;
