@@ -11,7 +11,7 @@ use lang_c::ast::{
 use lang_c::span::{Node, Span as LSpan};
 
 use super::types::{CType, FuncSig, Obj};
-use super::{BResult, BuildError, ProgCx, Scope, Store, Sym};
+use super::{Alloc, BResult, BuildError, ProgCx, Scope, Store, Sym};
 use crate::cfa::{CfaEdge, CfaNode, EdgeId, EdgeKind, Function, NodeId, Span, Target, TargetKind};
 use crate::ir::{Expr, FuncId, InputSource, IntTy, LValue, Stmt, VarId, VarInfo, VarKind};
 
@@ -195,7 +195,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
 
     pub fn alloc(&mut self, name: &str, ty: &CType, store: Store, synthetic: bool) -> BResult<Obj> {
         let func = self.st.func;
-        self.cx.alloc_obj(&mut self.st.locals, func, store, name, ty, &[], synthetic)
+        self.cx.alloc_obj(&mut self.st.locals, Alloc { func, store, synthetic }, name, ty, &[])
     }
 
     /// Marks a target node reached from the current node and continues at a dead node.
@@ -243,7 +243,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         for d in &def.declarations {
             let base = self.cx.decl_base_type(&d.node.specifiers, d.span)?;
             for id in &d.node.declarators {
-                let (n, t, _) = self.cx.declarator(base.clone(), &id.node.declarator.node, id.span)?;
+                let (n, t, _) = self.cx.declarator(base.clone(), &id.node.declarator.node)?;
                 if let Some(n) = n {
                     kr_types.insert(n, t.decay());
                 }

@@ -11,7 +11,7 @@ use lang_c::span::{Node, Span as LSpan};
 use super::expr::{Place, Value};
 use super::func::FnBuilder;
 use super::types::{CType, Obj};
-use super::{BResult, ProgCx, Store, Sym};
+use super::{Alloc, BResult, ProgCx, Store, Sym};
 use crate::cfa::EdgeKind;
 use crate::ir::{Expr, InputSource, IntTy, LValue, Stmt};
 
@@ -20,7 +20,7 @@ pub(super) fn declaration(b: &mut FnBuilder, d: &Node<Declaration>, store: Store
     let base = b.cx.decl_base_type(specs, d.span)?;
     if ProgCx::is_typedef_decl(specs) {
         for id in &d.node.declarators {
-            let (n, t, _) = b.cx.declarator(base.clone(), &id.node.declarator.node, id.span)?;
+            let (n, t, _) = b.cx.declarator(base.clone(), &id.node.declarator.node)?;
             if let Some(n) = n {
                 b.cx.declare(n, Sym::Typedef(t));
             }
@@ -29,7 +29,7 @@ pub(super) fn declaration(b: &mut FnBuilder, d: &Node<Declaration>, store: Store
     }
     let storage = ProgCx::storage(specs);
     for id in &d.node.declarators {
-        let (name, ty, _) = b.cx.declarator(base.clone(), &id.node.declarator.node, id.span)?;
+        let (name, ty, _) = b.cx.declarator(base.clone(), &id.node.declarator.node)?;
         let Some(name) = name else { continue };
         if let CType::Func(sig) = &ty {
             b.cx.declare(name.clone(), Sym::Func(name, sig.clone()));
@@ -48,7 +48,13 @@ pub(super) fn declaration(b: &mut FnBuilder, d: &Node<Declaration>, store: Store
                 match existing {
                     Some(sym @ Sym::Var(..)) => b.cx.declare(name, sym),
                     _ => {
-                        let obj = Rc::new(b.cx.alloc_obj(&mut Vec::new(), b.st.func, Store::Global, &name, &ty, &[], false)?);
+                        let obj = Rc::new(b.cx.alloc_obj(
+                            &mut Vec::new(),
+                            Alloc { func: b.st.func, store: Store::Global, synthetic: false },
+                            &name,
+                            &ty,
+                            &[],
+                        )?);
                         b.cx.scopes[0].ordinary.insert(name.clone(), Sym::Var(obj.clone(), ty.clone()));
                         b.cx.declare(name, Sym::Var(obj, ty));
                     }
@@ -57,7 +63,13 @@ pub(super) fn declaration(b: &mut FnBuilder, d: &Node<Declaration>, store: Store
             Store::Local if is_static => {
                 // A static local lives in a global initialised before the entry runs.
                 let gname = format!("{}::{}", b.st.name, name);
-                let obj = Rc::new(b.cx.alloc_obj(&mut Vec::new(), b.st.func, Store::Global, &gname, &ty, &[], false)?);
+                let obj = Rc::new(b.cx.alloc_obj(
+                    &mut Vec::new(),
+                    Alloc { func: b.st.func, store: Store::Global, synthetic: false },
+                    &gname,
+                    &ty,
+                    &[],
+                )?);
                 b.cx.declare(name, Sym::Var(obj.clone(), ty.clone()));
                 in_start(b, |sb| {
                     let p = Place::Obj { obj, idx: Vec::new(), ty: ty.clone() };
@@ -114,7 +126,13 @@ fn global(b: &mut FnBuilder, name: String, ty: CType, init: Option<&Node<Initial
             (obj, t, false)
         }
         None => {
-            let obj = Rc::new(b.cx.alloc_obj(&mut Vec::new(), b.st.func, Store::Global, &name, &ty, &[], false)?);
+            let obj = Rc::new(b.cx.alloc_obj(
+                &mut Vec::new(),
+                Alloc { func: b.st.func, store: Store::Global, synthetic: false },
+                &name,
+                &ty,
+                &[],
+            )?);
             (obj, ty, true)
         }
     };
@@ -221,13 +239,11 @@ fn zero_fill(b: &mut FnBuilder, p: &Place, ty: &CType, span: LSpan) {
             let _ = dims;
             b.emit(EdgeKind::Declaration(Stmt::InitArray { var: *v, zero: true }), sp);
         }
-        (Obj::Array(..), CType::Array(elem, Some(n))) => {
-            // Part of a bigger array: element by element (bounded).
-            if *n <= 64 {
-                for i in 0..*n {
-                    let sub = index_place(p, i as i128, elem);
-                    zero_fill(b, &sub, elem, span);
-                }
+        (Obj::Array(..), CType::Array(elem, Some(n))) if *n <= 64 => {
+            // Part of a bigger array: element by element (bounded; longer parts are left alone).
+            for i in 0..*n {
+                let sub = index_place(p, i as i128, elem);
+                zero_fill(b, &sub, elem, span);
             }
         }
         (Obj::Array(..), t) if t.is_scalar() => {

@@ -72,6 +72,20 @@ enum Store {
     Local,
 }
 
+/// How the variables of an object are allocated.
+#[derive(Copy, Clone)]
+struct Alloc {
+    /// The function whose locals they are (if `store` is `Local`).
+    func: FuncId,
+    store: Store,
+    /// Variables the builder introduces (not the user's).
+    synthetic: bool,
+}
+
+/// A declarator applied to a base type: the declared name, its type, and the parameter names
+/// if it declares a function.
+type Declared = (Option<String>, CType, Option<Vec<Option<String>>>);
+
 /// Translation-unit state shared by all function builders.
 struct ProgCx<'p> {
     parsed: &'p Parsed,
@@ -164,7 +178,7 @@ pub fn build_program(parsed: &Parsed, model: DataModel) -> Result<Program, Build
     functions.push(Function { name: "__cpals_start".into(), cfa: Arc::new(start_cfa), file: file.clone(), first_line: 1 });
     let by_name = functions.iter().enumerate().map(|(i, f)| (f.name.clone(), FuncId(i as u32))).collect();
     let mut notes = cx.notes;
-    notes.sort_by(|a, b| (a.pos.line, a.pos.col).cmp(&(b.pos.line, b.pos.col)));
+    notes.sort_by_key(|n| (n.pos.line, n.pos.col));
     notes.dedup();
     Ok(Program {
         file,
@@ -367,7 +381,7 @@ impl<'p> ProgCx<'p> {
                 for sd in &f.node.declarators {
                     let (fname, mut ft) = match &sd.node.declarator {
                         Some(dcl) => {
-                            let (n, t, _) = self.declarator(base.clone(), &dcl.node, dcl.span)?;
+                            let (n, t, _) = self.declarator(base.clone(), &dcl.node)?;
                             (n.unwrap_or_default(), t)
                         }
                         None => (String::new(), base.clone()),
@@ -429,13 +443,13 @@ impl<'p> ProgCx<'p> {
     fn type_name(&mut self, tn: &TypeName, span: LSpan) -> BResult<CType> {
         let base = self.sq_base_type(&tn.specifiers, span)?;
         match &tn.declarator {
-            Some(d) => Ok(self.declarator(base, &d.node, d.span)?.1),
+            Some(d) => Ok(self.declarator(base, &d.node)?.1),
             None => Ok(base),
         }
     }
 
     /// Applies a declarator to a base type: `(name, type, parameter names if a function)`.
-    fn declarator(&mut self, base: CType, d: &Declarator, span: LSpan) -> BResult<(Option<String>, CType, Option<Vec<Option<String>>>)> {
+    fn declarator(&mut self, base: CType, d: &Declarator) -> BResult<Declared> {
         let mut t = base;
         for dd in &d.derived {
             if let DerivedDeclarator::Pointer(_) | DerivedDeclarator::Block(_) = dd.node {
@@ -469,7 +483,7 @@ impl<'p> ProgCx<'p> {
                             }
                         };
                         let (pname, pty) = match &p.node.declarator {
-                            Some(pd) => match self.declarator(pbase, &pd.node, pd.span) {
+                            Some(pd) => match self.declarator(pbase, &pd.node) {
                                 Ok((n, t, _)) => (n, t),
                                 Err(e) => {
                                     self.scopes.pop();
@@ -505,23 +519,15 @@ impl<'p> ProgCx<'p> {
             DeclaratorKind::Identifier(id) => Ok((Some(id.node.name.clone()), t, params_names)),
             DeclaratorKind::Abstract => Ok((None, t, params_names)),
             DeclaratorKind::Declarator(inner) => {
-                let (n, t2, inner_params) = self.declarator(t, &inner.node, span)?;
+                let (n, t2, inner_params) = self.declarator(t, &inner.node)?;
                 Ok((n, t2, inner_params.or(params_names)))
             }
         }
     }
 
     /// Creates the storage of a variable of type `ty`.
-    fn alloc_obj(
-        &mut self,
-        locals: &mut Vec<VarInfo>,
-        func: FuncId,
-        store: Store,
-        name: &str,
-        ty: &CType,
-        dims: &[u64],
-        synthetic: bool,
-    ) -> BResult<Obj> {
+    fn alloc_obj(&mut self, locals: &mut Vec<VarInfo>, how: Alloc, name: &str, ty: &CType, dims: &[u64]) -> BResult<Obj> {
+        let Alloc { func, store, synthetic } = how;
         let mk = |cx: &mut Self, locals: &mut Vec<VarInfo>, info: VarInfo| -> BResult<VarId> {
             match store {
                 Store::Global => {
@@ -555,7 +561,7 @@ impl<'p> ProgCx<'p> {
             CType::Array(elem, n) => {
                 let mut d = dims.to_vec();
                 d.push(n.unwrap_or(0));
-                self.alloc_obj(locals, func, store, name, elem, &d, synthetic)?
+                self.alloc_obj(locals, how, name, elem, &d)?
             }
             CType::Struct(id) => {
                 let def = &self.types.structs[*id];
@@ -566,7 +572,7 @@ impl<'p> ProgCx<'p> {
                 let mut out = Vec::new();
                 for (fname, ft) in fields {
                     let full = if fname.is_empty() { name.to_string() } else { format!("{}.{}", name, fname) };
-                    let o = self.alloc_obj(locals, func, store, &full, &ft, dims, synthetic)?;
+                    let o = self.alloc_obj(locals, how, &full, &ft, dims)?;
                     out.push((fname, Rc::new(o)));
                 }
                 Obj::Struct(out)
@@ -579,7 +585,7 @@ impl<'p> ProgCx<'p> {
     fn function(&mut self, fd: &Node<FunctionDefinition>, file: &Arc<str>) -> BResult<Function> {
         let def = &fd.node;
         let base = self.decl_base_type(&def.specifiers, fd.span)?;
-        let (name, ty, pnames) = self.declarator(base, &def.declarator.node, def.declarator.span)?;
+        let (name, ty, pnames) = self.declarator(base, &def.declarator.node)?;
         let name = name.ok_or_else(|| self.err(fd.span, "function definition without a name".into()))?;
         let CType::Func(sig) = ty else {
             return Err(self.err(fd.span, format!("`{}` is defined like a function but its type is not one", name)));

@@ -1,0 +1,100 @@
+//! Conversions of lowered values (C11 6.3): unknown values of a type, conversion to a type, and
+//! the flattening of a struct value into one scalar per leaf variable (call arguments).
+
+use std::rc::Rc;
+
+use lang_c::span::Span as LSpan;
+
+use super::{Place, Value};
+use crate::cfa::build::func::FnBuilder;
+use crate::cfa::build::types::{CType, Obj};
+use crate::cfa::build::BResult;
+use crate::ir::{Expr, Imprecision, IntTy};
+
+impl<'a, 'p> FnBuilder<'a, 'p> {
+    pub fn unknown_ptr(&self, pointee: CType, why: Imprecision) -> Value {
+        Value::Int(Expr::Unknown(self.cx.types.ptr_int(), why), CType::Ptr(Box::new(pointee)))
+    }
+
+    pub fn unknown_of(&self, ty: &CType, why: Imprecision) -> Value {
+        match ty {
+            CType::Float(_) => Value::Float,
+            CType::Void => Value::Void,
+            CType::Struct(_) => Value::Agg(Place::Mem(ty.clone()), ty.clone()),
+            t => match self.cx.types.int_of(t) {
+                Some(it) => Value::Int(Expr::Unknown(it, why), t.decay()),
+                None => Value::Void,
+            },
+        }
+    }
+
+    /// Converts a value to a type (C11 6.3), as an assignment or cast does.
+    pub fn convert(&mut self, v: Value, to: &CType) -> Value {
+        match (v, to) {
+            (_, CType::Void) => Value::Void,
+            (Value::Int(e, _), CType::Int(t)) => Value::Int(e.cast(*t), to.clone()),
+            (Value::Int(e, _), CType::Ptr(_)) => {
+                let pt = self.cx.types.ptr_int();
+                Value::Int(e.cast(pt), to.clone())
+            }
+            (Value::Float, CType::Int(t)) => Value::Int(Expr::Unknown(*t, Imprecision::Float), to.clone()),
+            (Value::Float, CType::Ptr(_)) => self.unknown_ptr(CType::Void, Imprecision::Float),
+            (_, CType::Float(_)) => Value::Float,
+            (v @ Value::Agg(..), CType::Struct(_)) => v,
+            (v, t) => self.unknown_of(
+                t,
+                match v {
+                    Value::Float => Imprecision::Float,
+                    _ => Imprecision::Other,
+                },
+            ),
+        }
+    }
+
+    /// The flattened scalar values of a value of type `ty` (one per leaf variable).
+    pub fn flatten_value(&mut self, v: Value, ty: &CType, span: LSpan) -> BResult<Vec<Expr>> {
+        match ty {
+            CType::Struct(sid) => {
+                let fields = self.cx.types.structs[*sid].fields.clone().unwrap_or_default();
+                if self.cx.types.structs[*sid].union {
+                    return Ok(Vec::new());
+                }
+                let src = match v {
+                    Value::Agg(p, _) => Some(p),
+                    _ => None,
+                };
+                let mut out = Vec::new();
+                for (fname, fty) in fields {
+                    let fv = match &src {
+                        Some(Place::Obj { obj, idx, .. }) => {
+                            let fo = obj.field(&fname).unwrap_or_else(|| if fname.is_empty() { obj.clone() } else { Rc::new(Obj::Opaque) });
+                            let p = Place::Obj { obj: fo, idx: idx.clone(), ty: fty.clone() };
+                            self.read_for_copy(&p, span)
+                        }
+                        Some(Place::Mem(_)) => self.unknown_of(&fty, Imprecision::PointerRead),
+                        None => self.unknown_of(&fty, Imprecision::Other),
+                    };
+                    out.extend(self.flatten_value(fv, &fty, span)?);
+                }
+                Ok(out)
+            }
+            CType::Array(elem, _) => {
+                // An array leaf (inside a struct) is one variable: its argument is not modelled.
+                let it = self.cx.types.int_of(elem).unwrap_or(IntTy::I32);
+                Ok(match self.cx.types.int_of(elem) {
+                    Some(_) => vec![Expr::Unknown(it, Imprecision::Other)],
+                    None => Vec::new(),
+                })
+            }
+            CType::Float(_) | CType::Void | CType::Func(_) => Ok(Vec::new()),
+            t => {
+                let conv = self.convert(v, t);
+                let it = self.cx.types.int_of(t).expect("scalar");
+                Ok(vec![match conv {
+                    Value::Int(e, _) => e,
+                    _ => Expr::Unknown(it, Imprecision::Float),
+                }])
+            }
+        }
+    }
+}

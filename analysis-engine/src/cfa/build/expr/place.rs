@@ -1,0 +1,350 @@
+//! Places (lvalues) of the expression lowering: subscripts, members (with C11 anonymous
+//! members) and dereferences, reads and writes of places, and struct assignment leaf by leaf.
+
+use std::rc::Rc;
+
+use lang_c::ast::{BinaryOperator, Expression, MemberOperator, UnaryOperator};
+use lang_c::span::{Node, Span as LSpan};
+
+use super::{value_type, Place, Value};
+use crate::cfa::build::func::FnBuilder;
+use crate::cfa::build::types::{CType, Obj};
+use crate::cfa::build::{BResult, Sym};
+use crate::ir::{BinOp, Expr, Imprecision, IntTy, LValue, Stmt};
+
+impl<'a, 'p> FnBuilder<'a, 'p> {
+    /// Lowers an lvalue expression to the place it designates.
+    pub fn place(&mut self, e: &Node<Expression>) -> BResult<Place> {
+        self.enter(e.span)?;
+        let r = self.place_inner(e);
+        self.leave();
+        r
+    }
+
+    fn place_inner(&mut self, e: &Node<Expression>) -> BResult<Place> {
+        let span = e.span;
+        match &e.node {
+            Expression::Identifier(id) => match self.cx.lookup(&id.node.name).cloned() {
+                Some(Sym::Var(obj, ty)) => Ok(Place::Obj { obj, idx: Vec::new(), ty }),
+                Some(Sym::Ref(_, ty)) => Ok(Place::Mem(ty)),
+                Some(_) => Err(self.err(span, format!("`{}` is not an object", id.node.name))),
+                None => Err(self.err(span, format!("use of undeclared identifier `{}`", id.node.name))),
+            },
+            Expression::Member(m) => {
+                let base = match m.node.operator.node {
+                    MemberOperator::Direct => self.place(&m.node.expression)?,
+                    MemberOperator::Indirect => match self.by_reference(&m.node.expression) {
+                        Some(p) => p,
+                        None => {
+                            let v = self.value(&m.node.expression)?;
+                            let pt = value_type(&v).pointee().cloned().unwrap_or(CType::Void);
+                            Place::Mem(pt)
+                        }
+                    },
+                };
+                let fname = &m.node.identifier.node.name;
+                let CType::Struct(sid) = base.ty().clone() else {
+                    return Err(self.err(span, format!("member `{}` of something that is not a struct", fname)));
+                };
+                self.field_place(base, sid, fname, span)
+            }
+            Expression::BinaryOperator(b) if b.node.operator.node == BinaryOperator::Index => {
+                // `a[i]` or `i[a]`.
+                let lhs_ty = self.type_of(&b.node.lhs)?;
+                let (arr, idx) = if matches!(lhs_ty, CType::Array(..) | CType::Ptr(_)) {
+                    (&b.node.lhs, &b.node.rhs)
+                } else {
+                    (&b.node.rhs, &b.node.lhs)
+                };
+                let arr_ty = self.type_of(arr)?;
+                let i = self.value(idx)?;
+                let i = match i {
+                    Value::Int(x, _) => x.cast(IntTy::I64),
+                    _ => Expr::Unknown(IntTy::I64, Imprecision::Float),
+                };
+                match arr_ty {
+                    CType::Array(elem, _) => match self.place(arr)? {
+                        Place::Obj { obj, mut idx, .. } => {
+                            idx.push(i);
+                            Ok(Place::Obj { obj, idx, ty: *elem })
+                        }
+                        Place::Mem(_) => Ok(Place::Mem(*elem)),
+                    },
+                    CType::Ptr(elem) => {
+                        let _ = self.value(arr)?;
+                        Ok(Place::Mem(*elem))
+                    }
+                    _ => Err(self.err(span, "subscript of something that is not an array or pointer")),
+                }
+            }
+            Expression::UnaryOperator(u) if u.node.operator.node == UnaryOperator::Indirection => {
+                if let Some(p) = self.by_reference(&u.node.operand) {
+                    return Ok(p);
+                }
+                let inner_ty = self.type_of(&u.node.operand)?;
+                match inner_ty {
+                    // `*a` on an array is `a[0]`.
+                    CType::Array(elem, _) => match self.place(&u.node.operand)? {
+                        Place::Obj { obj, mut idx, .. } => {
+                            idx.push(Expr::Const(0, IntTy::I64));
+                            Ok(Place::Obj { obj, idx, ty: *elem })
+                        }
+                        Place::Mem(_) => Ok(Place::Mem(*elem)),
+                    },
+                    CType::Ptr(p) => {
+                        let _ = self.value(&u.node.operand)?;
+                        Ok(Place::Mem(*p))
+                    }
+                    CType::Func(_) => Ok(Place::Mem(inner_ty)),
+                    _ => Err(self.err(span, "dereference of something that is not a pointer")),
+                }
+            }
+            Expression::Statement(_) | Expression::Call(_) | Expression::CompoundLiteral(_) | Expression::Cast(_) => {
+                // An rvalue of struct type used as an object (`f().x`): materialise it.
+                let v = self.value(e)?;
+                match v {
+                    Value::Agg(p, _) => Ok(p),
+                    other => {
+                        let ty = value_type(&other);
+                        Ok(Place::Mem(ty))
+                    }
+                }
+            }
+            Expression::Comma(items) => {
+                let (last, init) = items.split_last().expect("comma has operands");
+                for i in init {
+                    self.effect(i)?;
+                }
+                self.place(last)
+            }
+            _ => Err(self.err(span, "expression is not assignable")),
+        }
+    }
+
+    /// The pointee of a by-reference parameter `p` ([`crate::cfa::build::byref`]): its copy in this frame.
+    pub(super) fn by_reference(&self, e: &Node<Expression>) -> Option<Place> {
+        let Expression::Identifier(id) = &e.node else { return None };
+        match self.cx.lookup(&id.node.name) {
+            Some(Sym::Ref(obj, ty)) => {
+                let pointee = ty.pointee()?.clone();
+                Some(Place::Obj { obj: obj.clone(), idx: Vec::new(), ty: pointee })
+            }
+            _ => None,
+        }
+    }
+
+    fn field_place(&mut self, base: Place, sid: usize, fname: &str, span: LSpan) -> BResult<Place> {
+        let def = &self.cx.types.structs[sid];
+        let union = def.union;
+        let Some(fields) = def.fields.clone() else {
+            return Err(self.err(span, format!("member `{}` of an incomplete type", fname)));
+        };
+        if let Some((_, fty)) = fields.iter().find(|(n, _)| n == fname) {
+            let fty = fty.clone();
+            return Ok(match base {
+                Place::Obj { obj, idx, .. } if !union => match obj.field(fname) {
+                    Some(o) => Place::Obj { obj: o, idx, ty: fty },
+                    None => Place::Obj { obj: Rc::new(Obj::Opaque), idx, ty: fty },
+                },
+                Place::Obj { idx, .. } => Place::Obj { obj: Rc::new(Obj::Opaque), idx, ty: fty },
+                Place::Mem(_) => Place::Mem(fty),
+            });
+        }
+        // C11 anonymous members: look inside unnamed struct/union fields.
+        for (n, fty) in &fields {
+            if !n.is_empty() {
+                continue;
+            }
+            if let CType::Struct(inner) = fty {
+                if self.cx.types.field(*inner, fname).is_some() || has_anonymous_field(&self.cx.types, *inner, fname) {
+                    let sub = match &base {
+                        Place::Obj { obj, idx, .. } if !union => {
+                            // Anonymous struct fields were flattened into the parent object.
+                            Place::Obj { obj: obj.clone(), idx: idx.clone(), ty: fty.clone() }
+                        }
+                        Place::Obj { idx, .. } => Place::Obj { obj: Rc::new(Obj::Opaque), idx: idx.clone(), ty: fty.clone() },
+                        Place::Mem(_) => Place::Mem(fty.clone()),
+                    };
+                    return self.field_place(sub, *inner, fname, span);
+                }
+            }
+        }
+        Err(self.err(span, format!("no member named `{}` in `{}`", fname, self.cx.types.display(&CType::Struct(sid)))))
+    }
+
+    /// Linear index of a fully subscripted array element.
+    pub(super) fn linear_index(idx: &[Expr], dims: &[u64]) -> Option<Expr> {
+        if idx.len() != dims.len() || dims.iter().skip(1).any(|&d| d == 0) {
+            return None;
+        }
+        let mut acc: Option<Expr> = None;
+        for (k, i) in idx.iter().enumerate() {
+            let stride: u64 = dims[k + 1..].iter().product();
+            let term = if stride == 1 {
+                i.clone()
+            } else {
+                Expr::Binary(BinOp::Mul, Box::new(i.clone()), Box::new(Expr::Const(stride as i128, IntTy::I64)), IntTy::I64)
+            };
+            acc = Some(match acc {
+                None => term,
+                Some(a) => Expr::Binary(BinOp::Add, Box::new(a), Box::new(term), IntTy::I64),
+            });
+        }
+        acc
+    }
+
+    /// Reads a place.
+    pub fn read(&mut self, p: &Place, span: LSpan) -> Value {
+        let ty = p.ty().clone();
+        match &ty {
+            CType::Struct(_) => return Value::Agg(p.clone(), ty),
+            CType::Float(_) => return Value::Float,
+            CType::Void => return Value::Void,
+            CType::Array(..) | CType::Func(_) => {
+                // Decay to a pointer: the object's address escapes.
+                if let Place::Obj { obj, .. } = p {
+                    self.escape(obj);
+                }
+                return self.unknown_ptr(ty.pointee().cloned().unwrap_or(CType::Void), Imprecision::Address);
+            }
+            CType::Int(_) | CType::Ptr(_) => {}
+        }
+        let it = self.cx.types.int_of(&ty).expect("integer-like");
+        let e = match p {
+            Place::Obj { obj, idx, .. } => match &**obj {
+                Obj::Scalar(v) if idx.is_empty() => Expr::Var(*v, it),
+                Obj::Array(v, dims) => match Self::linear_index(idx, dims) {
+                    Some(i) => Expr::Elem(*v, Box::new(i), it),
+                    None => Expr::Unknown(it, Imprecision::Other),
+                },
+                Obj::Opaque => Expr::Unknown(it, Imprecision::Union),
+                _ => Expr::Unknown(it, Imprecision::Other),
+            },
+            Place::Mem(_) => Expr::Unknown(it, Imprecision::PointerRead),
+        };
+        let _ = span;
+        Value::Int(e, ty)
+    }
+
+    /// Writes a value (converted to the place's type) to a place.
+    pub fn write(&mut self, p: &Place, v: Value, span: LSpan) -> BResult<()> {
+        let sp = self.span(span);
+        let ty = p.ty().clone();
+        if let CType::Struct(_) = ty {
+            return self.copy_agg(p, v, span);
+        }
+        match p {
+            Place::Mem(_) => {
+                self.stmt_edge(Stmt::HavocMemory(Imprecision::PointerWrite), sp);
+                Ok(())
+            }
+            Place::Obj { obj, idx, .. } => {
+                let Some(it) = self.cx.types.int_of(&ty) else {
+                    // Floats: not tracked; nothing to write.
+                    return Ok(());
+                };
+                if matches!(ty, CType::Array(..)) {
+                    return Err(self.err(span, "assignment to an array"));
+                }
+                let conv = self.convert(v, &ty);
+                let e = match conv {
+                    Value::Int(e, _) => e,
+                    _ => Expr::Unknown(it, Imprecision::Float),
+                };
+                match &**obj {
+                    Obj::Scalar(var) if idx.is_empty() => self.stmt_edge(Stmt::Assign(LValue::Var(*var), e), sp),
+                    Obj::Array(var, dims) => match Self::linear_index(idx, dims) {
+                        Some(i) => self.stmt_edge(Stmt::Assign(LValue::Elem(*var, i), e), sp),
+                        None => self.stmt_edge(Stmt::HavocMemory(Imprecision::Other), sp),
+                    },
+                    Obj::Opaque => {}
+                    _ => self.stmt_edge(Stmt::HavocMemory(Imprecision::Other), sp),
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Struct assignment, leaf by leaf.
+    fn copy_agg(&mut self, dst: &Place, v: Value, span: LSpan) -> BResult<()> {
+        let sp = self.span(span);
+        let src = match v {
+            Value::Agg(p, _) => Some(p),
+            _ => None,
+        };
+        match (dst, &src) {
+            (Place::Mem(_), _) => {
+                self.stmt_edge(Stmt::HavocMemory(Imprecision::PointerWrite), sp);
+                Ok(())
+            }
+            (Place::Obj { obj: dobj, idx: didx, ty }, src) => {
+                let CType::Struct(sid) = ty else { return Ok(()) };
+                let fields = self.cx.types.structs[*sid].fields.clone().unwrap_or_default();
+                if self.cx.types.structs[*sid].union {
+                    return Ok(());
+                }
+                for (fname, fty) in fields {
+                    let dfield = match dobj.field(&fname) {
+                        Some(o) => o,
+                        None if fname.is_empty() => dobj.clone(),
+                        None => continue,
+                    };
+                    let dp = Place::Obj { obj: dfield, idx: didx.clone(), ty: fty.clone() };
+                    let sv = match src {
+                        Some(Place::Obj { obj: sobj, idx: sidx, .. }) => {
+                            let sfield = match sobj.field(&fname) {
+                                Some(o) => o,
+                                None if fname.is_empty() => sobj.clone(),
+                                None => Rc::new(Obj::Opaque),
+                            };
+                            let sp2 = Place::Obj { obj: sfield, idx: sidx.clone(), ty: fty.clone() };
+                            self.read_for_copy(&sp2, span)
+                        }
+                        Some(Place::Mem(_)) => self.unknown_of(&fty, Imprecision::PointerRead),
+                        None => self.unknown_of(&fty, Imprecision::Other),
+                    };
+                    match (&fty, sv) {
+                        (CType::Array(..), _) => {
+                            // Arrays inside structs: copy element-wise is not modelled.
+                            let mut vars = Vec::new();
+                            if let Place::Obj { obj, .. } = &dp {
+                                obj.vars(&mut vars);
+                            }
+                            let sp = self.span(span);
+                            for var in vars {
+                                self.stmt_edge(Stmt::Assign(LValue::Var(var), Expr::Unknown(IntTy::I32, Imprecision::Other)), sp);
+                            }
+                        }
+                        (_, sv) => self.write(&dp, sv, span)?,
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    pub(super) fn read_for_copy(&mut self, p: &Place, span: LSpan) -> Value {
+        match p.ty() {
+            CType::Array(..) => Value::Void,
+            _ => self.read(p, span),
+        }
+    }
+
+    /// Marks every variable of an object as address-taken.
+    pub fn escape(&mut self, obj: &Obj) {
+        if self.st.dry > 0 {
+            return;
+        }
+        let mut vars = Vec::new();
+        obj.vars(&mut vars);
+        self.cx.escaped.extend(vars);
+    }
+}
+
+fn has_anonymous_field(types: &crate::cfa::build::types::TypeTable, sid: usize, name: &str) -> bool {
+    let Some(fields) = &types.structs[sid].fields else { return false };
+    fields.iter().any(|(n, t)| match t {
+        CType::Struct(inner) if n.is_empty() => types.field(*inner, name).is_some() || has_anonymous_field(types, *inner, name),
+        _ => false,
+    })
+}
