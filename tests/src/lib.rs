@@ -67,6 +67,9 @@ pub struct Fixture {
     pub predicates: BTreeMap<String, Vec<String>>,
     /// `INVARIANT[analysis]: line: C expression`: the invariant reported at a loop head.
     pub invariants: BTreeMap<String, Vec<(u32, String)>>,
+    /// `TIMEOUT[analysis]: seconds`: a wall-clock limit for an analysis that does not end by
+    /// itself on this program (the others run without one, bounded by work).
+    pub timeouts: BTreeMap<String, u64>,
 }
 
 fn tagged(s: &str, key: &str) -> Option<(Option<String>, String)> {
@@ -97,6 +100,7 @@ pub fn parse_fixture(path: &Path) -> Fixture {
         trace: BTreeMap::new(),
         predicates: BTreeMap::new(),
         invariants: BTreeMap::new(),
+        timeouts: BTreeMap::new(),
     };
     for (i, line) in text.lines().enumerate() {
         let lineno = i as u32 + 1;
@@ -120,6 +124,11 @@ pub fn parse_fixture(path: &Path) -> Fixture {
                 if let Ok(l) = l.trim().parse() {
                     f.invariants.entry(a).or_default().push((l, text.trim().to_string()));
                 }
+            }
+        }
+        if let Some((Some(a), body)) = tagged(line, "TIMEOUT") {
+            if let Some(secs) = body.split_whitespace().next().and_then(|n| n.parse().ok()) {
+                f.timeouts.insert(a, secs);
             }
         }
         if let Some((_, body)) = tagged(line, "UNREACHABLE") {
