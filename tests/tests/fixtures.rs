@@ -46,14 +46,22 @@ fn run(f: &Fixture, analysis: &str) -> Report {
     assert!(errs.is_empty(), "{}: malformed CFA: {:?}", f.path.display(), errs);
     let cfg = config(f, analysis);
     // The guard cancels the run from another thread (a deadline would change the engine's
-    // time shares, which are fractions of the time left when there is a time limit).
+    // time shares, which are fractions of the time left when there is a time limit). A run that
+    // does not even stop then is stuck where cancelling does not reach (a deadlock inside Z3):
+    // the test binary exits, failing, rather than hang.
     let cancel = Cancel::new();
     let (done, stop) = std::sync::mpsc::channel::<()>();
     let guard = {
         let cancel = cancel.clone();
+        let what = format!("{} [{analysis}]", name(f));
         std::thread::spawn(move || {
-            if stop.recv_timeout(HANG_GUARD) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+            use std::sync::mpsc::RecvTimeoutError::Timeout;
+            if stop.recv_timeout(HANG_GUARD) == Err(Timeout) {
                 cancel.cancel();
+                if stop.recv_timeout(Duration::from_secs(60)) == Err(Timeout) {
+                    eprintln!("{what} did not end within {HANG_GUARD:?} and does not stop when cancelled: exiting");
+                    std::process::exit(101);
+                }
             }
         })
     };
