@@ -11,28 +11,33 @@ pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
 }
 
-/// The `cpals` binary of this build profile (next to the test executable's `deps` folder),
-/// built once per test run so that it is never stale.
+/// The `cpals` binary under test: `cpals-e2e`, this package's build of the server's own
+/// `server/src/main.rs` (see `Cargo.toml`). Cargo builds a package's binaries before its
+/// integration tests, in the same profile, so it is never stale and no test runs cargo; it
+/// lies in the profile directory, beside the test executable's `deps` folder.
 pub fn cpals_bin() -> PathBuf {
-    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let exe = std::env::current_exe().expect("test executable");
-            let dir = exe.parent().and_then(|d| d.parent()).expect("target profile directory");
-            let release = dir.file_name().is_some_and(|n| n == "release");
-            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-            let mut cmd = std::process::Command::new(cargo);
-            cmd.args(["build", "--quiet", "-p", "cpals", "--bin", "cpals"]).current_dir(root());
-            if release {
-                cmd.arg("--release");
-            }
-            let status = cmd.status().expect("cargo runs");
-            assert!(status.success(), "building the cpals binary failed");
-            let bin = dir.join(format!("cpals{}", std::env::consts::EXE_SUFFIX));
-            assert!(bin.exists(), "{} was not built", bin.display());
-            bin
-        })
-        .clone()
+    let exe = std::env::current_exe().expect("test executable");
+    let dir = exe.parent().and_then(|d| d.parent()).expect("target profile directory");
+    let bin = dir.join(format!("cpals-e2e{}", std::env::consts::EXE_SUFFIX));
+    assert!(bin.is_file(), "{} is missing: cargo builds it before the tests of cpals-tests", bin.display());
+    bin
+}
+
+/// A folder whose `cpals` is a link to [`cpals_bin`], for tools that look the binary up by its
+/// name (BenchExec's `--tool-directory`, an editor with `cpals` on its `PATH`).
+pub fn cpals_dir() -> PathBuf {
+    let bin = cpals_bin();
+    let dir = bin.with_file_name("cpals-e2e.d");
+    let link = dir.join(format!("cpals{}", std::env::consts::EXE_SUFFIX));
+    if !link.exists() {
+        std::fs::create_dir_all(&dir).expect("a folder for the cpals link");
+        match std::os::unix::fs::symlink(&bin, &link) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => panic!("linking {} to {}: {e}", link.display(), bin.display()),
+        }
+    }
+    dir
 }
 
 /// What a fixture expects of one property, per analysis (`None` key: every analysis).
@@ -64,6 +69,9 @@ pub struct Fixture {
     pub predicates: BTreeMap<String, Vec<String>>,
     /// `INVARIANT[analysis]: line: C expression`: the invariant reported at a loop head.
     pub invariants: BTreeMap<String, Vec<(u32, String)>>,
+    /// `TIMEOUT[analysis]: seconds`: a wall-clock limit for an analysis that does not end by
+    /// itself on this program (the others run without one, bounded by work).
+    pub timeouts: BTreeMap<String, u64>,
 }
 
 fn tagged(s: &str, key: &str) -> Option<(Option<String>, String)> {
@@ -94,6 +102,7 @@ pub fn parse_fixture(path: &Path) -> Fixture {
         trace: BTreeMap::new(),
         predicates: BTreeMap::new(),
         invariants: BTreeMap::new(),
+        timeouts: BTreeMap::new(),
     };
     for (i, line) in text.lines().enumerate() {
         let lineno = i as u32 + 1;
@@ -117,6 +126,11 @@ pub fn parse_fixture(path: &Path) -> Fixture {
                 if let Ok(l) = l.trim().parse() {
                     f.invariants.entry(a).or_default().push((l, text.trim().to_string()));
                 }
+            }
+        }
+        if let Some((Some(a), body)) = tagged(line, "TIMEOUT") {
+            if let Some(secs) = body.split_whitespace().next().and_then(|n| n.parse().ok()) {
+                f.timeouts.insert(a, secs);
             }
         }
         if let Some((_, body)) = tagged(line, "UNREACHABLE") {

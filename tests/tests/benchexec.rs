@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cpals_tests::{cpals_bin, python_with, root, validate_witnesses};
+use cpals_tests::{cpals_bin, cpals_dir, python_with, root, validate_witnesses};
 
 /// The tasks of the `smoke` set in the benchmark definition (task-definition files relative
 /// to the task folder).
@@ -68,7 +68,7 @@ fn benchexec_runs_cpals_and_agrees_with_the_benchmark_runner() {
         .args(["-c", "import sys; from benchexec.benchexec import main; sys.argv[0] = 'benchexec'; sys.exit(main())"])
         .arg(dir.join("cpals-sv.xml"))
         .args(["--tasks", "smoke", "--rundefinition", "value", "--no-compress-results", "--tool-directory"])
-        .arg(bin.parent().unwrap())
+        .arg(cpals_dir())
         .arg("--outputpath")
         .arg(format!("{}/", results.display()))
         .env("PYTHONPATH", root().join("tools/benchexec"))

@@ -66,7 +66,7 @@ fn violation_witness_is_the_counterexample_and_passes_the_schema() {
     let file = fixture("lsp/loops.c");
     let run = check(&file, &[], &w, &h);
     assert_eq!(run.code, Some(1), "{}", run.stderr);
-    validate_witnesses(&[w.clone()]).unwrap_or_else(|e| panic!("schema validation failed: {e}"));
+    validate_witnesses(std::slice::from_ref(&w)).unwrap_or_else(|e| panic!("schema validation failed: {e}"));
     let doc = yaml_as_json(&w);
     let entries = doc.as_array().unwrap();
     assert_eq!(entries.len(), 1, "one violated property, one violation_sequence");
@@ -114,7 +114,7 @@ fn correctness_witness_holds_the_reports_invariants() {
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert!(run.stderr.contains("no harness written"), "{}", run.stderr);
     assert!(!h.exists(), "no harness for a proof");
-    validate_witnesses(&[w.clone()]).unwrap_or_else(|e| panic!("schema validation failed: {e}"));
+    validate_witnesses(std::slice::from_ref(&w)).unwrap_or_else(|e| panic!("schema validation failed: {e}"));
     let doc = yaml_as_json(&w);
     let report_invs: Vec<(u64, String)> = run.report["invariants"]
         .as_array()
@@ -200,7 +200,7 @@ fn every_fixture_counterexample_replays_natively() {
         if run.report["verdict"] != "false" {
             continue;
         }
-        if let Err(e) = validate_witnesses(&[w.clone()]) {
+        if let Err(e) = validate_witnesses(std::slice::from_ref(&w)) {
             failures.push(format!("{name}: witness: {e}"));
         }
         if !h.exists() {

@@ -1,13 +1,42 @@
 //! Runs every annotated program under `fixtures/` with the analyses it lists and compares each
-//! property's verdict, the statistics, trace values and unreachable lines it expects.
+//! property's verdict, the statistics, trace values and unreachable lines it expects: one trial
+//! per fixture and analysis (`seed000/fig1_harness.c::value`), run in parallel and selectable by
+//! name (`cargo test -p cpals-tests --test fixtures -- seed002`), plus the determinism and
+//! merge-operator tests. `CPALS_FIXTURE_TIMES=1` prints each run's time, states, refinements and
+//! verdicts (to choose budgets).
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use analysis_engine::cfa::DataModel;
 use analysis_engine::frontend::SourceInput;
 use analysis_engine::report::{Report, Verdict};
 use analysis_engine::{Analysis, Cancel, VerifyConfig};
 use cpals_tests::{fixtures, parse_fixture, Fixture};
+use libtest_mimic::{Arguments, Failed, Trial};
+
+/// A run that has not ended after this long is stopped and fails: every run is bounded by work
+/// (or by its fixture's `TIMEOUT`), so only a hang gets here, and it fails instead of hanging.
+const HANG_GUARD: Duration = Duration::from_secs(300);
+
+/// The configuration a fixture runs with: the analysis's defaults, bounded by work rather than
+/// time so that a verdict does not depend on how busy the machine is. Without a time limit the
+/// engine gives its phases fixed shares (concrete runs 3 s, `combined`'s value slice 10 s);
+/// the concrete runs are bounded by steps instead (the longest run that reaches a violation in
+/// the fixtures takes under a thousand steps). The state and refinement limits are far above
+/// what any fixture needs (at most 34 000 states and 8 refinements) and only end a run that
+/// went astray. A fixture whose analysis does not end by itself sets a wall-clock limit
+/// (`TIMEOUT[analysis]: seconds`). What stays timed: `combined`'s first value slice, which ends by
+/// time on `seed001/t4_ex1.c` and `seed002/fig9_file_locking.c` (their value analysis alone does
+/// not end); the combination then goes on from the precision it reached.
+fn config(f: &Fixture, analysis: &str) -> VerifyConfig {
+    let mut cfg = VerifyConfig::new(Analysis::parse(analysis).expect("known analysis"));
+    cfg.timeout = f.timeouts.get(analysis).map(|s| Duration::from_secs(*s));
+    cfg.limits.max_states = 200_000;
+    cfg.limits.max_refinements = 100;
+    cfg.concrete.steps = 100_000;
+    cfg.concrete.time = HANG_GUARD;
+    cfg
+}
 
 fn run(f: &Fixture, analysis: &str) -> Report {
     let model = if f.args.windows(2).any(|w| w[0] == "--data-model" && w[1] == "ILP32") { DataModel::Ilp32 } else { DataModel::Lp64 };
@@ -15,9 +44,48 @@ fn run(f: &Fixture, analysis: &str) -> Report {
     let program = analysis_engine::load(&input, model).unwrap_or_else(|e| panic!("{}: {}", f.path.display(), e));
     let errs = analysis_engine::cfa::check::check_program(&program);
     assert!(errs.is_empty(), "{}: malformed CFA: {:?}", f.path.display(), errs);
-    let mut cfg = VerifyConfig::new(Analysis::parse(analysis).expect("known analysis"));
-    cfg.timeout = Some(Duration::from_secs(120));
-    analysis_engine::verify(&program, &cfg, &Cancel::new())
+    let cfg = config(f, analysis);
+    // The guard cancels the run from another thread (a deadline would change the engine's
+    // time shares, which are fractions of the time left when there is a time limit). A run that
+    // does not even stop then is stuck where cancelling does not reach (a deadlock inside Z3):
+    // the test binary exits, failing, rather than hang.
+    let cancel = Cancel::new();
+    let (done, stop) = std::sync::mpsc::channel::<()>();
+    let guard = {
+        let cancel = cancel.clone();
+        let what = format!("{} [{analysis}]", name(f));
+        std::thread::spawn(move || {
+            use std::sync::mpsc::RecvTimeoutError::Timeout;
+            if stop.recv_timeout(HANG_GUARD) == Err(Timeout) {
+                cancel.cancel();
+                if stop.recv_timeout(Duration::from_secs(60)) == Err(Timeout) {
+                    eprintln!("{what} did not end within {HANG_GUARD:?} and does not stop when cancelled: exiting");
+                    std::process::exit(101);
+                }
+            }
+        })
+    };
+    let started = Instant::now();
+    let r = analysis_engine::verify(&program, &cfg, &cancel);
+    let _ = done.send(());
+    guard.join().expect("the guard thread");
+    assert!(!cancel.is_cancelled(), "{} [{analysis}] did not end within {HANG_GUARD:?}", f.path.display());
+    if std::env::var_os("CPALS_FIXTURE_TIMES").is_some() {
+        let why: Vec<String> = r
+            .properties
+            .iter()
+            .map(|p| format!("{}:{}{}", p.range.line, p.verdict.as_str(), p.reason.as_ref().map(|s| format!("({s})")).unwrap_or_default()))
+            .collect();
+        eprintln!(
+            "TIME\t{}\t{analysis}\t{:.1}\tstates={} refinements={}\t{}",
+            name(f),
+            started.elapsed().as_secs_f64(),
+            r.stats.states,
+            r.stats.refinements,
+            why.join(" ")
+        );
+    }
+    r
 }
 
 fn verdict_word(v: Verdict) -> &'static str {
@@ -28,9 +96,16 @@ fn verdict_word(v: Verdict) -> &'static str {
     }
 }
 
-fn check_fixture(f: &Fixture, analysis: &str, failures: &mut Vec<String>) {
-    let name = f.path.strip_prefix(cpals_tests::root()).unwrap_or(&f.path).display().to_string();
-    let report = run(f, analysis);
+/// The fixture's path below `fixtures/` (`seed000/fig1_harness.c`).
+fn name(f: &Fixture) -> String {
+    let dir = cpals_tests::root().join("fixtures");
+    f.path.strip_prefix(&dir).unwrap_or(&f.path).display().to_string()
+}
+
+/// Every way the report of `analysis` on `f` differs from what the fixture expects.
+fn mismatches(f: &Fixture, analysis: &str, report: &Report) -> Vec<String> {
+    let name = format!("fixtures/{}", name(f));
+    let mut failures = Vec::new();
     for e in &f.expectations {
         let Some(want) = e.for_analysis(analysis) else { continue };
         let got: Vec<&str> = report.properties.iter().filter(|p| p.range.line == e.line).map(|p| verdict_word(p.verdict)).collect();
@@ -109,39 +184,35 @@ fn check_fixture(f: &Fixture, analysis: &str, failures: &mut Vec<String>) {
             failures.push(format!("{name}: [{analysis}] unreachable lines: expected {:?}, got {:?}", lines, got));
         }
     }
+    failures
 }
 
-#[test]
-fn fixtures_have_their_expected_verdicts() {
-    let all = fixtures();
-    assert!(all.len() >= 20, "fixtures missing: found {}", all.len());
-    let mut failures = Vec::new();
-    for path in &all {
-        let f = parse_fixture(path);
-        assert!(!f.expectations.is_empty(), "{} has no expected verdicts", path.display());
-        for a in &f.analyses {
-            check_fixture(&f, a, &mut failures);
-        }
+/// One fixture with one of its analyses: every expectation holds.
+fn check_fixture(f: &Fixture, analysis: &str) -> Result<(), Failed> {
+    let report = run(f, analysis);
+    let failures = mismatches(f, analysis, &report);
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{} mismatches:\n{}", failures.len(), failures.join("\n")).into())
     }
-    assert!(failures.is_empty(), "{} fixture mismatches:\n{}", failures.len(), failures.join("\n"));
 }
 
-#[test]
-fn verdicts_are_deterministic() {
-    // Same input, same configuration: same verdicts and the same traces.
+/// Same input, same configuration: same verdicts and the same traces.
+fn verdicts_are_deterministic() -> Result<(), Failed> {
     for name in ["constructs/recursion.c", "constructs/externals.c", "seed000/fig1_harness.c"] {
         let f = parse_fixture(&cpals_tests::root().join("fixtures").join(name));
         let a = run(&f, "value");
         let b = run(&f, "value");
         assert_eq!(a.properties, b.properties, "{name}: verdicts or traces differ between runs");
     }
+    Ok(())
 }
 
-#[test]
-fn merge_join_loses_what_merge_sep_proves() {
-    // seed 001 Fig. 3.2 (fixture T2): constant propagation with merge-join joins
-    // {x=1,y=1,z=0} and {x=0,z=1} into nothing at the assertion and cannot prove x != z;
-    // merge-sep keeps both states and proves it.
+/// seed 001 Fig. 3.2 (fixture T2): constant propagation with merge-join joins
+/// {x=1,y=1,z=0} and {x=0,z=1} into nothing at the assertion and cannot prove x != z;
+/// merge-sep keeps both states and proves it.
+fn merge_join_loses_what_merge_sep_proves() -> Result<(), Failed> {
     let f = parse_fixture(&cpals_tests::root().join("fixtures/seed001/t2_merge_sep.c"));
     let input = SourceInput::read(&f.path).expect("fixture");
     let program = analysis_engine::load(&input, DataModel::Lp64).expect("loads");
@@ -152,4 +223,38 @@ fn merge_join_loses_what_merge_sep_proves() {
     cfg.cegar.value_merge = analysis_engine::core::cpa::MergeOp::Join;
     let join = analysis_engine::verify(&program, &cfg, &Cancel::new());
     assert_eq!(join.properties[0].verdict, Verdict::Unknown, "a false alarm is never reported as a violation");
+    Ok(())
+}
+
+fn main() -> std::process::ExitCode {
+    let args = Arguments::from_args();
+    let all = fixtures();
+    let count = all.len();
+    let mut trials = vec![
+        Trial::test(
+            "fixtures_are_found",
+            move || {
+                if count >= 20 {
+                    Ok(())
+                } else {
+                    Err(format!("fixtures missing: found {count}").into())
+                }
+            },
+        ),
+        Trial::test("verdicts_are_deterministic", verdicts_are_deterministic),
+        Trial::test("merge_join_loses_what_merge_sep_proves", merge_join_loses_what_merge_sep_proves),
+    ];
+    for path in &all {
+        let f = parse_fixture(path);
+        if f.expectations.is_empty() {
+            let msg = format!("{} has no expected verdicts", path.display());
+            trials.push(Trial::test(name(&f), move || Err(msg.into())));
+            continue;
+        }
+        for a in &f.analyses {
+            let (f, a) = (f.clone(), a.clone());
+            trials.push(Trial::test(format!("{}::{a}", name(&f)), move || check_fixture(&f, &a)));
+        }
+    }
+    libtest_mimic::run(&args, trials).exit_code()
 }

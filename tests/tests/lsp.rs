@@ -477,12 +477,13 @@ async fn a_burst_of_a_thousand_edits_leaves_no_backlog() {
     c.open(&uri, &text).await;
     c.settled(&uri, 1).await;
     let line = line_of(&text, "int mode = 1;");
-    for v in 2..=1001 {
+    let last = 1001;
+    for v in 2..=last {
         c.replace_line(&uri, v, line, &format!("  int mode = {};\n", 1 + v % 7)).await;
     }
     let final_text = {
         let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
-        lines[line as usize] = format!("  int mode = {};", 1 + 1001 % 7);
+        lines[line as usize] = format!("  int mode = {};", 1 + last % 7);
         lines.join("\n") + "\n"
     };
     let (done, diags_after_burst) = c.settled(&uri, 1001).await;

@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cpals_tests::{cpals_bin, root};
+use cpals_tests::{cpals_bin, cpals_dir, root};
 use serde_json::Value;
 
 fn nvim() -> PathBuf {
@@ -252,14 +252,14 @@ fn run_nvim(nvim: &Path, dir: &Path, script: &str, env: &[(&str, &std::ffi::OsSt
 #[test]
 fn the_readme_neovim_plugin_shows_the_counterexample_in_the_quickfix_list() {
     let nvim = nvim();
-    let bin = cpals_bin();
+    // `cpals` on the PATH, as `cargo install` leaves it.
+    let bin = cpals_dir().join("cpals");
     let dir = std::env::temp_dir().join(format!("cpals-nvim-plugin-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("loops.c");
     std::fs::copy(root().join("fixtures/lsp/loops.c"), &file).unwrap();
     let init = dir.join("init.lua");
     std::fs::write(&init, readme_init()).unwrap();
-    // `cpals` on the PATH, as `cargo install` leaves it.
     let mut path = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).collect::<Vec<_>>();
     path.insert(0, bin.parent().unwrap().to_path_buf());
     let path = std::env::join_paths(path).unwrap();
