@@ -69,14 +69,28 @@ fn benchexec_runs_cpals_and_agrees_with_the_benchmark_runner() {
         .arg(dir.join("cpals-sv.xml"))
         .args(["--tasks", "smoke", "--rundefinition", "value", "--no-compress-results", "--tool-directory"])
         .arg(cpals_dir())
+        // The container's file system: BenchExec's default overlays '/', which some kernels
+        // refuse ("Failed to create overlay mount for '/': Invalid argument"); instead '/' is
+        // read-only, and only this folder, where the runs write their witnesses, is overlaid.
+        .args(["--read-only-dir", "/", "--hidden-dir", "/home", "--overlay-dir"])
+        .arg(&dir)
         .arg("--outputpath")
         .arg(format!("{}/", results.display()))
         .env("PYTHONPATH", root().join("tools/benchexec"))
         .current_dir(&dir)
-        .output()
+        // Its output goes to a file and only BenchExec itself is waited for: a helper process
+        // of its container that outlives it would keep pipes open, and the test would hang.
+        .stdin(std::process::Stdio::null())
+        .stdout(std::fs::File::create(dir.join("benchexec.log")).unwrap())
+        .stderr(std::fs::File::create(dir.join("benchexec.err")).unwrap())
+        .status()
         .expect("benchexec runs");
-    let log = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "benchexec failed:\n{log}");
+    let log = format!(
+        "{}{}",
+        std::fs::read_to_string(dir.join("benchexec.log")).unwrap_or_default(),
+        std::fs::read_to_string(dir.join("benchexec.err")).unwrap_or_default()
+    );
+    assert!(out.success(), "benchexec failed:\n{log}");
 
     // BenchExec's verdict per task, from its result file.
     let xml = std::fs::read_dir(&results)
