@@ -15,17 +15,6 @@ pub enum Order {
     ReversePostorder,
 }
 
-impl Order {
-    pub fn parse(s: &str) -> Option<Order> {
-        match s {
-            "dfs" => Some(Order::Dfs),
-            "bfs" => Some(Order::Bfs),
-            "rpo" | "reverse-postorder" => Some(Order::ReversePostorder),
-            _ => None,
-        }
-    }
-}
-
 pub struct Waitlist {
     order: Order,
     deque: VecDeque<ArgId>,

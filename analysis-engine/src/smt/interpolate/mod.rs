@@ -62,10 +62,6 @@ impl Strategy {
             Strategy::Farkas => "farkas",
         }
     }
-
-    pub fn parse(s: &str) -> Option<Strategy> {
-        Strategy::ALL.iter().copied().find(|x| x.name() == s)
-    }
 }
 
 /// Interpolants of a path cut into blocks: one list of predicates per cut.
