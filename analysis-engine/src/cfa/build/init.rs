@@ -220,7 +220,7 @@ fn external_value(b: &mut FnBuilder, obj: &Obj, span: LSpan) {
         let info = &b.cx.globals[v.index()];
         let s = match info.kind {
             crate::ir::VarKind::Array { .. } => Stmt::InitArray { var: v, zero: false },
-            _ => Stmt::Input { lhs: LValue::Var(v), source: InputSource::Call(format!("extern {}", info.name)) },
+            _ => Stmt::Input { lhs: LValue::Var(v), source: InputSource::ExternObject(info.name.clone()) },
         };
         b.emit(EdgeKind::Declaration(s), sp);
     }

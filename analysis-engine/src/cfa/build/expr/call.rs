@@ -264,15 +264,18 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 None => CType::Int(IntTy::INT),
             },
         };
+        // Only SV-COMP's input functions are inputs; any other external's result is a value
+        // cpals does not model (it never confirms a counterexample).
+        let source = if name.starts_with("__VERIFIER_nondet_") { InputSource::Call(name) } else { InputSource::External(name) };
         match &ret {
             CType::Int(t) => {
                 let t = *t;
                 if let Some(lhs) = self.input_destination(dest, t) {
-                    self.stmt_edge(Stmt::Input { lhs, source: InputSource::Call(name) }, sp);
+                    self.stmt_edge(Stmt::Input { lhs, source }, sp);
                     return Ok(Value::Void);
                 }
                 let tmp = self.temp(t, false)?;
-                self.stmt_edge(Stmt::Input { lhs: LValue::Var(tmp), source: InputSource::Call(name) }, sp);
+                self.stmt_edge(Stmt::Input { lhs: LValue::Var(tmp), source }, sp);
                 Ok(Value::Int(Expr::Var(tmp, t), ret.clone()))
             }
             CType::Ptr(_) => Ok(self.unknown_of(&ret, Imprecision::Address)),
