@@ -6,6 +6,7 @@
 //! lvalues and reads and writes them, `convert` has C's conversions, `ops` the operators and
 //! `call` the calls.
 
+mod builtins;
 mod call;
 mod convert;
 mod ops;
