@@ -98,6 +98,17 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             Expression::BinaryOperator(b) if b.node.operator.node == BinaryOperator::Assign => {
                 self.assign(&b.node.lhs, &b.node.rhs, e.span).map(|_| ())
             }
+            // `x ?: y` for its effects is `x || y`.
+            Expression::Conditional(c) if is_elvis(c) => {
+                let (t, j) = (self.new_node(), self.new_node());
+                self.cond(&c.node.condition, j, t)?;
+                self.st.cur = t;
+                self.effect(&c.node.else_expression)?;
+                let cur = self.st.cur;
+                self.edge(cur, j, EdgeKind::Blank, Default::default());
+                self.st.cur = j;
+                Ok(())
+            }
             Expression::Conditional(c) => {
                 let (t, f, j) = (self.new_node(), self.new_node(), self.new_node());
                 self.cond(&c.node.condition, t, f)?;
@@ -200,6 +211,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 Ok(self.convert(v, &ty))
             }
             Expression::BinaryOperator(b) => self.binary(b, span),
+            Expression::Conditional(c) if is_elvis(c) => self.elvis(c, span),
             Expression::Conditional(c) => self.conditional(c, span),
             Expression::Comma(items) => {
                 let (last, init) = items.split_last().expect("comma has operands");
@@ -275,6 +287,56 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         r
     }
 
+    /// `x ?: y`: `x` is evaluated once; the result is `x` if it is non-zero, else `y`.
+    fn elvis(&mut self, c: &Node<lang_c::ast::ConditionalExpression>, span: LSpan) -> BResult<Value> {
+        let ty_x = self.type_of(&c.node.condition)?.decay();
+        let ty_y = self.type_of(&c.node.else_expression)?.decay();
+        let res_ty = match (&ty_x, &ty_y) {
+            (CType::Int(a), CType::Int(b)) => CType::Int(IntTy::common(*a, *b)),
+            (CType::Ptr(_), _) => ty_x.clone(),
+            (_, CType::Ptr(_)) => ty_y.clone(),
+            (CType::Float(_), _) | (_, CType::Float(_)) => CType::Float(8),
+            _ => CType::Void,
+        };
+        let x = self.value(&c.node.condition)?;
+        let truth = self.truth_value(x.clone());
+        let sp = self.span(span);
+        let (t, f, j) = (self.new_node(), self.new_node(), self.new_node());
+        let cur = self.st.cur;
+        self.edge(cur, t, EdgeKind::Assume { cond: truth.clone(), truth: true }, sp);
+        self.edge(cur, f, EdgeKind::Assume { cond: truth, truth: false }, sp);
+        let result = match &res_ty {
+            CType::Int(_) | CType::Ptr(_) => {
+                let it = self.cx.types.int_of(&res_ty).expect("scalar");
+                let tmp = self.temp(it, res_ty.is_pointer())?;
+                Some(Place::Obj { obj: Rc::new(Obj::Scalar(tmp)), idx: Vec::new(), ty: res_ty.clone() })
+            }
+            _ => None,
+        };
+        self.st.cur = t;
+        if let Some(p) = &result {
+            self.write(p, x, c.node.condition.span)?;
+        }
+        let cur = self.st.cur;
+        self.edge(cur, j, EdgeKind::Blank, sp);
+        self.st.cur = f;
+        match &result {
+            Some(p) => {
+                let y = self.value(&c.node.else_expression)?;
+                self.write(p, y, c.node.else_expression.span)?;
+            }
+            None => self.effect(&c.node.else_expression)?,
+        }
+        let cur = self.st.cur;
+        self.edge(cur, j, EdgeKind::Blank, sp);
+        self.st.cur = j;
+        Ok(match result {
+            Some(p) => self.read(&p, span),
+            None if matches!(res_ty, CType::Float(_)) => Value::Float,
+            None => Value::Void,
+        })
+    }
+
     fn statement_expr(&mut self, s: &Node<Statement>) -> BResult<Value> {
         let Statement::Compound(items) = &s.node else {
             self.stmt(s)?;
@@ -308,6 +370,11 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         self.cx.scopes.pop();
         r
     }
+}
+
+/// Whether a conditional is gcc's `x ?: y`, which the front end spells `x ?__cpals_elvis: y`.
+pub fn is_elvis(c: &Node<lang_c::ast::ConditionalExpression>) -> bool {
+    matches!(&c.node.then_expression.node, Expression::Identifier(id) if id.node.name == crate::frontend::rewrite::ELVIS)
 }
 
 /// Expressions that designate objects (read through [`FnBuilder::place`]).
