@@ -107,8 +107,12 @@ pub fn parse(input: &SourceInput) -> Result<Parsed, FrontendError> {
 pub fn parse_for(input: &SourceInput, model: DataModel) -> Result<Parsed, FrontendError> {
     let name = input.display_name();
     // `.i` files are parsed without the preprocessor, which would have removed comments.
-    let (pp, follow_markers) =
-        if input.is_preprocessed() { (rewrite::blank_comments(&input.text), false) } else { (preprocess(input, model)?, true) };
+    let (pp, follow_markers) = if input.is_preprocessed() {
+        // A byte-order mark is dropped (it is before any column), comments are blanked.
+        (rewrite::blank_comments(input.text.strip_prefix('\u{FEFF}').unwrap_or(&input.text)), false)
+    } else {
+        (preprocess(input, model)?, true)
+    };
     if pp.len() > MAX_PP_BYTES {
         return Err(FrontendError::TooComplex {
             message: format!("preprocessed input is {} bytes; the limit is {} bytes", pp.len(), MAX_PP_BYTES),

@@ -442,8 +442,14 @@ pub fn rewrite(text: &str) -> (String, Edits) {
                     if word(after) == ")" && open > 0 && toks[open - 1].kind == Kind::Ident {
                         let name = word(open - 1).to_string();
                         if !same_function(&name, &label) && !is_keyword(&name) {
+                            // The label's own name when the program declares or calls a
+                            // function of that name (the two are one function), else a name
+                            // no model knows (an external function).
+                            let declared = toks.windows(2).any(|w| {
+                                w[0].kind == Kind::Ident && &text[w[0].start..w[0].end] == label && &text[w[1].start..w[1].end] == "("
+                            });
                             let safe: String = label.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
-                            renames.insert(name, format!("__cpals_asm_{}", safe));
+                            renames.insert(name, if declared { label } else { format!("__cpals_asm_{}", safe) });
                         }
                     }
                 }
@@ -552,6 +558,8 @@ mod tests {
         assert!(!t.contains("__cpals_asm"), "{t}");
         let (t, _) = rewrite("int printf(const char *, ...) __asm__(\"system\"); int main(void) { printf(\"x\"); }");
         assert_eq!(t, "int __cpals_asm_system(const char *, ...) __asm__(\"system\"); int main(void) { __cpals_asm_system(\"x\"); }");
+        let (t, _) = rewrite("int g(int); int f(int) __asm__(\"g\"); int main(void) { return f(1); }");
+        assert_eq!(t, "int g(int); int g(int) __asm__(\"g\"); int main(void) { return g(1); }");
     }
 
     #[test]

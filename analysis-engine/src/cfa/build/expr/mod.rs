@@ -348,6 +348,9 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             for item in init {
                 match &item.node {
                     lang_c::ast::BlockItem::Declaration(d) => self.declaration(d, super::Store::Local)?,
+                    // Computing the type only (`type_of`) needs the declarations, not the
+                    // statements: lowering them twice would define their labels twice.
+                    lang_c::ast::BlockItem::Statement(_) if self.st.dry > 0 => {}
                     lang_c::ast::BlockItem::Statement(st) => self.stmt(st)?,
                     lang_c::ast::BlockItem::StaticAssert(_) => {}
                 }
@@ -355,6 +358,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             match &last.node {
                 lang_c::ast::BlockItem::Statement(st) => match &st.node {
                     Statement::Expression(Some(e)) => self.value(e),
+                    _ if self.st.dry > 0 => Ok(Value::Void),
                     _ => {
                         self.stmt(st)?;
                         Ok(Value::Void)
