@@ -241,9 +241,13 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                     None => Err(self.err(span, "no `_Generic` association matches")),
                 }
             }
-            Expression::OffsetOf(_) => {
+            Expression::OffsetOf(o) => {
                 let t = self.cx.types.long(false);
-                Ok(Value::Int(Expr::Unknown(t, Imprecision::Other), CType::Int(t)))
+                let ty = self.cx.type_name(&o.node.type_name.node, o.node.type_name.span)?;
+                Ok(match self.offset_of(&ty, &o.node.designator.node) {
+                    Some(n) => Value::Int(Expr::Const(n as i128, t), CType::Int(t)),
+                    None => Value::Int(Expr::Unknown(t, Imprecision::Other), CType::Int(t)),
+                })
             }
             Expression::VaArg(v) => {
                 let ty = self.cx.type_name(&v.node.type_name.node, v.node.type_name.span)?;
@@ -251,6 +255,33 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             }
             Expression::Member(_) => unreachable!("members are places"),
         }
+    }
+
+    /// `offsetof(T, a.b[2])` in bytes, with struct layouts as gcc lays them out (fields at
+    /// their alignment); `None` if a step is not a constant member or index of a complete type.
+    fn offset_of(&mut self, ty: &CType, d: &lang_c::ast::OffsetDesignator) -> Option<u64> {
+        let (mut off, mut cur) = member_offset(&self.cx.types, ty, &d.base.node.name)?;
+        for m in &d.members {
+            match &m.node {
+                lang_c::ast::OffsetMember::Member(id) => {
+                    let (o, t) = member_offset(&self.cx.types, &cur, &id.node.name)?;
+                    off += o;
+                    cur = t;
+                }
+                lang_c::ast::OffsetMember::Index(e) => {
+                    let CType::Array(elem, _) = &cur else { return None };
+                    let elem = (**elem).clone();
+                    let i = match self.value(e).ok()? {
+                        Value::Int(Expr::Const(v, _), _) if v >= 0 => v as u64,
+                        _ => return None,
+                    };
+                    off += i.checked_mul(self.cx.types.size_of(&elem)?)?;
+                    cur = elem;
+                }
+                lang_c::ast::OffsetMember::IndirectMember(_) => return None,
+            }
+        }
+        Some(off)
     }
 
     fn size_value(&mut self, ty: &CType, span: LSpan) -> BResult<Value> {
@@ -374,6 +405,22 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         self.cx.scopes.pop();
         r
     }
+}
+
+/// The offset and type of a member of a struct or union type, fields at their alignment.
+fn member_offset(types: &super::types::TypeTable, ty: &CType, name: &str) -> Option<(u64, CType)> {
+    let CType::Struct(id) = ty else { return None };
+    let def = &types.structs[*id];
+    let mut off = 0u64;
+    for (n, ft) in def.fields.as_ref()? {
+        let (fs, fa) = (types.size_of(ft)?, types.align_of(ft)?);
+        let at = if def.union { 0 } else { off.div_ceil(fa) * fa };
+        if n == name {
+            return Some((at, ft.clone()));
+        }
+        off = at + fs;
+    }
+    None
 }
 
 /// Whether a conditional is gcc's `x ?: y`, which the front end spells `x ?__cpals_elvis: y`.
