@@ -299,6 +299,35 @@ mod tests {
     }
 
     #[test]
+    fn ilp32_uses_the_32_bit_headers_where_the_machine_has_them() {
+        let src = "#include <stdint.h>\nint64_t x;\n";
+        let lp64 = parse_for(&input("/tmp/m.c", src), DataModel::Lp64).ok().unwrap();
+        assert!(lp64.pp.contains("typedef signed long int __int64_t"), "LP64 int64_t is long");
+        let ilp32 = parse_for(&input("/tmp/m.c", src), DataModel::Ilp32).ok().unwrap();
+        let has_m32 = Command::new("cc")
+            .args(["-m32", "-E", "-x", "c", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .and_then(|mut c| {
+                c.stdin.take().expect("piped").write_all(b"#include <stdint.h>\n")?;
+                c.wait()
+            })
+            .is_ok_and(|s| s.success());
+        if has_m32 {
+            assert!(ilp32.pp.contains("typedef signed long long int __int64_t"), "ILP32 int64_t is long long");
+        }
+    }
+
+    #[test]
+    fn rewritten_constructs_keep_user_positions() {
+        let err = parse(&input("/tmp/elvis.c", "int f(int x) { return x ?: 1; }\nint g(void) { return @; }\n")).err().unwrap();
+        let pos = err.pos().unwrap();
+        assert_eq!((pos.line, pos.col), (2, 22), "{err}");
+    }
+
+    #[test]
     fn includes_of_system_headers_work() {
         let p = parse(&input("/tmp/inc.c", "#include <assert.h>\nint main(void){ assert(1); return 0; }\n"));
         assert!(p.is_ok());

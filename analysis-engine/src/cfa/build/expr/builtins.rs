@@ -10,6 +10,7 @@ use super::{Place, Value};
 use crate::cfa::build::func::FnBuilder;
 use crate::cfa::build::types::CType;
 use crate::cfa::build::BResult;
+use crate::cfa::EdgeKind;
 use crate::frontend::rewrite::{COMPUTED_GOTO, LABEL_ADDRESS};
 use crate::ir::{BinOp, Expr, Imprecision, IntTy, Stmt, UnOp};
 
@@ -62,6 +63,48 @@ fn overflow_builtin(name: &str) -> Option<OverflowOp> {
 }
 
 impl<'a, 'p> FnBuilder<'a, 'p> {
+    /// `goto *p`: a jump to one of the labels whose address the program takes (any other
+    /// target is undefined behaviour). Which one is not modelled: the choice is a branch on
+    /// unknown conditions, so a proof covers every target and a counterexample through it is
+    /// not confirmed.
+    fn computed_goto(&mut self, span: LSpan) {
+        let sp = self.span(span);
+        let pp = &self.cx.parsed.pp;
+        let pat = format!("{}(", LABEL_ADDRESS);
+        let mut names: Vec<String> = pp
+            .match_indices(&pat)
+            .filter_map(|(i, _)| {
+                let rest = &pp[i + pat.len()..];
+                let name = rest[..rest.find(')')?].trim();
+                (!name.is_empty()).then(|| name.to_string())
+            })
+            .collect();
+        names.sort();
+        names.dedup();
+        let mut cur = self.st.cur;
+        for (k, name) in names.iter().enumerate() {
+            let target = match self.st.labels.get(name) {
+                Some(&n) => n,
+                None => {
+                    let n = self.new_node();
+                    self.st.labels.insert(name.clone(), n);
+                    n
+                }
+            };
+            if k + 1 == names.len() {
+                let choose = Expr::Unknown(IntTy::INT, Imprecision::Other);
+                self.edge(cur, target, EdgeKind::Assume { cond: choose, truth: true }, sp);
+            } else {
+                let next = self.new_node();
+                let choose = Expr::Unknown(IntTy::INT, Imprecision::Other);
+                self.edge(cur, target, EdgeKind::Assume { cond: choose.clone(), truth: true }, sp);
+                self.edge(cur, next, EdgeKind::Assume { cond: choose, truth: false }, sp);
+                cur = next;
+            }
+        }
+        self.dead();
+    }
+
     /// `__builtin_add_overflow(a, b, &r)` and friends: `r` receives the infinitely precise
     /// result wrapped to `r`'s type, and the call returns whether that result does not fit.
     fn overflow(&mut self, o: OverflowOp, call: &CallExpression, span: LSpan) -> BResult<Value> {
@@ -151,15 +194,10 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             return Ok(Some(self.unknown_ptr(CType::Void, Imprecision::Address)));
         }
         if name == COMPUTED_GOTO {
-            let sp = self.span(span);
             for a in &call.arguments {
                 self.effect(a)?;
             }
-            // Which label a computed `goto` reaches is not modelled: the edge makes every
-            // verdict that depends on the path unknown, and the path ends here.
-            self.note(span, "computed `goto` is not modelled");
-            self.stmt_edge(Stmt::Unsupported("computed `goto`".into()), sp);
-            self.terminate(span);
+            self.computed_goto(span);
             return Ok(Some(Value::Void));
         }
         if let Some(op) = overflow_builtin(name) {
