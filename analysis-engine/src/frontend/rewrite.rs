@@ -446,7 +446,7 @@ pub fn rewrite(text: &str) -> (String, Edits) {
                             // function of that name (the two are one function), else a name
                             // no model knows (an external function).
                             let declared = toks.windows(2).any(|w| {
-                                w[0].kind == Kind::Ident && &text[w[0].start..w[0].end] == label && &text[w[1].start..w[1].end] == "("
+                                w[0].kind == Kind::Ident && text[w[0].start..w[0].end] == label && &text[w[1].start..w[1].end] == "("
                             });
                             let safe: String = label.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
                             renames.insert(name, if declared { label } else { format!("__cpals_asm_{}", safe) });
