@@ -24,6 +24,20 @@ pub const COMPUTED_GOTO: &str = "__cpals_computed_goto";
 pub const INT128: &str = "__cpals_int128";
 pub const UINT128: &str = "__cpals_uint128";
 
+/// `__builtin_types_compatible_p(T1, T2)` becomes `(1)` when both are spelled alike (up to
+/// top-level qualifiers), `__cpals_types_compatible_p(0, 2)` (unknown) for other array or
+/// function types, else `__cpals_types_compatible_p(_Generic((T1*)0, T2*: 1, default: 0), 1)`.
+pub const TYPES_COMPATIBLE: &str = "__cpals_types_compatible_p";
+
+/// A type name's tokens without top-level qualifiers (which the built-in ignores).
+fn normalise_type(t: &str) -> Vec<String> {
+    tokens(t)
+        .iter()
+        .map(|k| t[k.start..k.end].to_string())
+        .filter(|w| !matches!(w.as_str(), "const" | "volatile" | "__const" | "__volatile__" | "restrict" | "__restrict"))
+        .collect()
+}
+
 /// Replacements applied to a text, ordered by position.
 #[derive(Clone, Debug, Default)]
 pub struct Edits {
@@ -422,7 +436,19 @@ pub fn rewrite(text: &str) -> (String, Edits) {
                     if let Some(c) = comma {
                         let t1 = &text[toks[i + 2].start..toks[c].start];
                         let t2 = &text[toks[c].end..toks[close].start];
-                        let s = format!("_Generic((__typeof__({})*)0,__typeof__({})*:1,default:0)", t1.trim(), t2.trim());
+                        // The builder's types do not tell `long` from `long long` of the same
+                        // width, a typedef from its type, or `int[]` from `int[5]`: unless
+                        // both are spelled alike, an answer of 1 (and for array and
+                        // function types also 0) becomes unknown.
+                        let exact = normalise_type(t1) == normalise_type(t2);
+                        let shaped = [t1, t2].iter().any(|t| t.contains('[') || t.contains('('));
+                        let s = if exact {
+                            "(1)".to_string()
+                        } else if shaped {
+                            format!("{}(0,2)", TYPES_COMPATIBLE)
+                        } else {
+                            format!("{}(_Generic(({}*)0,{}*:1,default:0),1)", TYPES_COMPATIBLE, t1.trim(), t2.trim())
+                        };
                         reps.push((t.start, toks[close].end, s));
                         i = close + 1;
                         continue;
@@ -571,6 +597,10 @@ mod tests {
     #[test]
     fn types_compatible() {
         let (t, _) = rewrite("int x = __builtin_types_compatible_p(int, unsigned);");
-        assert_eq!(t, "int x = _Generic((__typeof__(int)*)0,__typeof__(unsigned)*:1,default:0);");
+        assert_eq!(t, "int x = __cpals_types_compatible_p(_Generic((int*)0,unsigned*:1,default:0),1);");
+        let (t, _) = rewrite("__builtin_types_compatible_p(int, const int)");
+        assert_eq!(t, "(1)");
+        let (t, _) = rewrite("__builtin_types_compatible_p(int[], int[5])");
+        assert!(t.ends_with(",2)"), "{t}");
     }
 }

@@ -11,7 +11,7 @@ use crate::cfa::build::func::FnBuilder;
 use crate::cfa::build::types::CType;
 use crate::cfa::build::BResult;
 use crate::cfa::EdgeKind;
-use crate::frontend::rewrite::{COMPUTED_GOTO, LABEL_ADDRESS};
+use crate::frontend::rewrite::{COMPUTED_GOTO, LABEL_ADDRESS, TYPES_COMPATIBLE};
 use crate::ir::{BinOp, Expr, Imprecision, IntTy, Stmt, UnOp};
 
 fn is_unsupported_call(name: &str) -> Option<&'static str> {
@@ -192,6 +192,24 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         if name == LABEL_ADDRESS {
             // `&&label`: some address; a `goto *` to it is not modelled (below).
             return Ok(Some(self.unknown_ptr(CType::Void, Imprecision::Address)));
+        }
+        if name == TYPES_COMPATIBLE && call.arguments.len() == 2 {
+            // The front end's spelling of `__builtin_types_compatible_p` (see there).
+            let v = self.value(&call.arguments[0])?;
+            let exact = crate::cfa::build::consts::eval(self.cx, &call.arguments[1].node).unwrap_or(2);
+            let answer = match &v {
+                Value::Int(Expr::Const(a, _), _) => Some(*a),
+                _ => None,
+            };
+            let t = CType::Int(IntTy::INT);
+            return Ok(Some(match (answer, exact) {
+                (Some(a), 0) => Value::Int(Expr::Const(a, IntTy::INT), t),
+                (Some(0), 1) => Value::Int(Expr::Const(0, IntTy::INT), t),
+                _ => {
+                    self.note(span, "`__builtin_types_compatible_p` of these types is not modelled");
+                    Value::Int(Expr::Unknown(IntTy::INT, Imprecision::Other), t)
+                }
+            }));
         }
         if name == COMPUTED_GOTO {
             for a in &call.arguments {
