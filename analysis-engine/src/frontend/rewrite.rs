@@ -389,7 +389,9 @@ pub fn rewrite(text: &str) -> (String, Edits) {
                     Some(p) => match p.kind {
                         Kind::Ident => is_keyword_before_operand(word(i - 1)),
                         Kind::Number | Kind::Literal => false,
-                        Kind::Punct => !matches!(word(i - 1), ")" | "]" | "++" | "--"),
+                        // `(void *)&&l`: a `)` after `*` closes a cast, not an operand.
+                        Kind::Punct if word(i - 1) == ")" => i >= 2 && word(i - 2) == "*",
+                        Kind::Punct => !matches!(word(i - 1), "]" | "++" | "--"),
                     },
                 };
                 if unary {
@@ -456,10 +458,12 @@ pub fn rewrite(text: &str) -> (String, Edits) {
                 }
             }
             (Kind::Ident, "extern")
-                if toks.get(i + 1).is_some_and(|n| n.kind == Kind::Ident && !is_keyword(word(i + 1))) && word(i + 2) == "(" =>
+                if toks.get(i + 1).is_some_and(|n| n.kind == Kind::Ident && !is_keyword(word(i + 1)))
+                    && word(i + 2) == "("
+                    && matching(text, &toks, i + 2).is_some_and(|c| matches!(word(c + 1), ";" | ",")) =>
             {
                 // `extern f();`: implicit `int`, which lang-c does not accept. A typedef name
-                // before `(` would be `extern T (x);`, which C programs do not write.
+                // before `(` (`extern T (*fp)(void);`) is followed by more than `;` or `,`.
                 reps.push((toks[i + 1].start, toks[i + 1].start, "int ".to_string()));
             }
             (Kind::Ident, "__asm__" | "__asm" | "asm") if word(i + 1) == "(" && i > 0 && word(i - 1) == ")" => {
@@ -568,6 +572,8 @@ mod tests {
     fn labels_as_values() {
         let (t, _) = rewrite("void *p = &&l1; if (a && b) goto *p; return &&x;");
         assert_eq!(t, "void *p = __cpals_label_address(l1); if (a && b) __cpals_computed_goto(p); return __cpals_label_address(x);");
+        let (t, _) = rewrite("p = (void *)&&l; q = (a) && b;");
+        assert_eq!(t, "p = (void *)__cpals_label_address(l); q = (a) && b;");
     }
 
     #[test]
@@ -590,8 +596,8 @@ mod tests {
 
     #[test]
     fn implicit_int_extern() {
-        let (t, _) = rewrite("extern __VERIFIER_nondet_int(); extern int f(); extern size_t g();");
-        assert_eq!(t, "extern int __VERIFIER_nondet_int(); extern int f(); extern size_t g();");
+        let (t, _) = rewrite("extern __VERIFIER_nondet_int(); extern int f(); extern size_t g(); extern T (*fp)(void);");
+        assert_eq!(t, "extern int __VERIFIER_nondet_int(); extern int f(); extern size_t g(); extern T (*fp)(void);");
     }
 
     #[test]
