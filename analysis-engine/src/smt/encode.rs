@@ -139,7 +139,7 @@ pub(crate) struct Encoder<'p> {
     /// The SSA variable behind each scalar constant's name (for reading formulas back).
     pub names: HashMap<String, (VarId, u32)>,
     pub constraints: Vec<Bool>,
-    /// Why a constraint depends on an over-approximation (first reason).
+    /// Why a constraint depends on an over-approximation (the last such constraint's reason).
     pub tainted: Option<Taint>,
     fresh: u32,
     /// While encoding one edge of a DAG: the edge's conditions (assumptions, absence of
@@ -292,7 +292,9 @@ impl<'p> Encoder<'p> {
     }
 
     pub fn require(&mut self, c: Bool, taint: Option<Taint>) {
-        if taint.is_some() && self.tainted.is_none() {
+        // The last tainted constraint names the reason: on a counterexample path it is the
+        // one closest to the violation (its condition), the most telling.
+        if taint.is_some() {
             self.tainted = taint;
         }
         match &mut self.guards {
