@@ -1,11 +1,13 @@
 //! Literals and integer constant expressions: the value and C type of integer, character and
-//! string literals, and evaluation of the constant expressions C requires (array sizes,
-//! enumerators, `case` labels, bit-field widths).
+//! string literals, evaluation of the constant expressions C requires (array sizes,
+//! enumerators, `case` labels, bit-field widths), and enumerations with the types gcc gives
+//! them and their constants.
 
-use lang_c::ast::{BinaryOperator, Constant, Expression, Integer, IntegerBase, IntegerSize, UnaryOperator};
+use lang_c::ast::{BinaryOperator, Constant, EnumType, Expression, Integer, IntegerBase, IntegerSize, UnaryOperator};
+use lang_c::span::Span as LSpan;
 
 use super::types::CType;
-use super::{ProgCx, Sym};
+use super::{BResult, ProgCx, Sym};
 use crate::cfa::DataModel;
 use crate::ir::{eval_binop, eval_unop, BinOp, IntTy, UnOp};
 
@@ -133,7 +135,7 @@ fn eval_typed(cx: &mut ProgCx, e: &Expression) -> Option<(i128, IntTy)> {
             Constant::Float(_) => None,
         },
         Expression::Identifier(id) => match cx.lookup(&id.node.name) {
-            Some(Sym::EnumConst(v)) => Some((*v, IntTy::INT)),
+            Some(Sym::EnumConst(v, t)) => Some((*v, *t)),
             _ => None,
         },
         Expression::UnaryOperator(u) => {
@@ -222,13 +224,104 @@ fn eval_typed(cx: &mut ProgCx, e: &Expression) -> Option<(i128, IntTy)> {
     }
 }
 
+/// The scope key an enumeration's tag is declared under (tags and ordinary identifiers are
+/// different name spaces; no identifier contains a space).
+fn enum_tag_key(tag: &str) -> String {
+    format!("enum {}", tag)
+}
+
+/// The fewest bits that represent `v` in a two's-complement (`signed`) or unsigned type.
+fn min_precision(v: i128, signed: bool) -> u32 {
+    let magnitude = if v < 0 { !v } else { v };
+    (128 - magnitude.leading_zeros()).max(1) + signed as u32
+}
+
+/// The integer type of an enumeration whose constants span `min..=max`, as gcc chooses it
+/// without `-fshort-enums`: `unsigned int` when no constant is negative and all fit 32 bits,
+/// `int` when some is negative and all fit `int`, else the 64-bit type of that signedness.
+pub fn enum_underlying(min: i128, max: i128) -> IntTy {
+    let signed = min < 0;
+    let precision = min_precision(min, signed).max(min_precision(max, signed));
+    if precision <= 32 {
+        IntTy::new(32, signed)
+    } else {
+        // Wider than 64 bits would need `__int128` (gcc warns); 64 bits is the widest here.
+        IntTy::new(64, signed)
+    }
+}
+
+impl ProgCx<'_> {
+    /// The type an enumeration specifier denotes; a definition also declares its constants.
+    ///
+    /// gcc's rules (C11 6.7.2.2 with its extension to values beyond `int`): while the list is
+    /// read, a constant that fits `int` has type `int`, another keeps the type of its value, and
+    /// a constant without initialiser is the previous one plus 1 in the previous one's type.
+    /// When the list is complete, the enumeration's type is [`enum_underlying`] of its values,
+    /// and each constant has type `int` if its value fits, else the enumeration's type.
+    pub(super) fn enum_type(&mut self, et: &EnumType, span: LSpan) -> BResult<CType> {
+        let tag = et.identifier.as_ref().map(|i| i.node.name.clone());
+        if et.enumerators.is_empty() {
+            // A reference to an enumeration defined before (or a forward declaration, a gcc
+            // extension whose type is `unsigned int` until completed).
+            let known = tag.as_ref().and_then(|t| match self.lookup(&enum_tag_key(t)) {
+                Some(Sym::Typedef(t)) => Some(t.clone()),
+                _ => None,
+            });
+            return Ok(known.unwrap_or(CType::Int(IntTy::U32)));
+        }
+        let mut consts: Vec<(String, i128)> = Vec::new();
+        // The previous constant's value and type, for one without initialiser.
+        let mut prev: Option<(i128, IntTy)> = None;
+        for e in &et.enumerators {
+            let (v, t) = match &e.node.expression {
+                Some(x) => {
+                    eval_typed(self, &x.node).ok_or_else(|| self.err(x.span, "enumerator value is not an integer constant".into()))?
+                }
+                None => match prev {
+                    None => (0, IntTy::INT),
+                    Some((pv, pt)) => {
+                        let next = pv + 1;
+                        if !pt.contains(next) {
+                            // gcc before C23 rejects this (`overflow in enumeration values`);
+                            // C23 and later gcc give the next constant a wider type.
+                            if next > IntTy::U64.max() {
+                                return Err(self.err(e.span, "overflow in enumeration values".into()));
+                            }
+                            (next, if IntTy::I64.contains(next) { IntTy::I64 } else { IntTy::U64 })
+                        } else {
+                            (next, pt)
+                        }
+                    }
+                },
+            };
+            let t = if IntTy::INT.contains(v) { IntTy::INT } else { t.promote() };
+            let v = t.wrap(v);
+            self.declare(e.node.identifier.node.name.clone(), Sym::EnumConst(v, t));
+            consts.push((e.node.identifier.node.name.clone(), v));
+            prev = Some((v, t));
+        }
+        let min = consts.iter().map(|c| c.1).min().unwrap_or(0);
+        let max = consts.iter().map(|c| c.1).max().unwrap_or(0);
+        let ty = enum_underlying(min, max);
+        for (name, v) in consts {
+            let t = if IntTy::INT.contains(v) { IntTy::INT } else { ty };
+            self.declare(name, Sym::EnumConst(t.wrap(v), t));
+        }
+        if let Some(tag) = tag {
+            self.declare(enum_tag_key(&tag), Sym::Typedef(CType::Int(ty)));
+        }
+        let _ = span;
+        Ok(CType::Int(ty))
+    }
+}
+
 /// The type of simple expressions outside any function (for `typeof` and `sizeof` at file
 /// scope): identifiers, literals, dereferences and members of named objects.
 pub fn expr_type_hint(cx: &mut ProgCx, e: &Expression) -> Option<CType> {
     match e {
         Expression::Identifier(id) => match cx.lookup(&id.node.name) {
             Some(Sym::Var(_, t)) | Some(Sym::Ref(_, t)) => Some(t.clone()),
-            Some(Sym::EnumConst(_)) => Some(CType::Int(IntTy::INT)),
+            Some(Sym::EnumConst(_, t)) => Some(CType::Int(*t)),
             Some(Sym::Func(_, sig)) => Some(CType::Func(sig.clone())),
             _ => None,
         },

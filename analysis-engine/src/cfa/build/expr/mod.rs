@@ -142,7 +142,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                     }
                     // The by-reference pre-pass admits no such use; stay sound if one slips by.
                     Some(Sym::Ref(_, ty)) => Ok(self.unknown_of(&ty, Imprecision::Address)),
-                    Some(Sym::EnumConst(v)) => Ok(Value::Int(Expr::Const(IntTy::INT.wrap(v), IntTy::INT), CType::Int(IntTy::INT))),
+                    Some(Sym::EnumConst(v, t)) => Ok(Value::Int(Expr::Const(v, t), CType::Int(t))),
                     Some(Sym::Func(fname, sig)) => {
                         self.cx.address_taken_funcs.insert(fname);
                         Ok(self.unknown_ptr(CType::Func(sig), Imprecision::Address))
