@@ -47,13 +47,39 @@ pub fn int_literal(lit: &Integer, model: DataModel) -> Option<(i128, IntTy)> {
     Some((v, ty))
 }
 
-/// Decodes the body of a character or string literal (without quotes) into bytes.
-pub fn unescape(body: &str) -> Vec<u32> {
+/// The type of a floating literal by its suffix (`f`, none, `l`, `fN`; `i` makes it complex).
+pub fn float_literal_type(f: &lang_c::ast::Float) -> CType {
+    use lang_c::ast::FloatFormat;
+    let bytes = match &f.suffix.format {
+        FloatFormat::Float => 4,
+        FloatFormat::Double => 8,
+        FloatFormat::LongDouble => 16,
+        FloatFormat::TS18661Format(t) => (t.width / 8).clamp(1, 16) as u8,
+    };
+    if f.suffix.imaginary {
+        CType::complex(bytes)
+    } else {
+        CType::Float(bytes)
+    }
+}
+
+/// Decodes the body of a character or string literal (without quotes) into its code units:
+/// bytes for a narrow literal (the source's UTF-8 and `\u` escapes encoded as UTF-8, as gcc
+/// does), code points for a wide one.
+pub fn unescape(body: &str, narrow: bool) -> Vec<u32> {
     let mut out = Vec::new();
+    let push_char = |out: &mut Vec<u32>, c: char| {
+        if narrow {
+            let mut buf = [0u8; 4];
+            out.extend(c.encode_utf8(&mut buf).bytes().map(u32::from));
+        } else {
+            out.push(c as u32);
+        }
+    };
     let mut it = body.chars().peekable();
     while let Some(c) = it.next() {
         if c != '\\' {
-            out.push(c as u32);
+            push_char(&mut out, c);
             continue;
         }
         let Some(e) = it.next() else { break };
@@ -87,11 +113,36 @@ pub fn unescape(body: &str) -> Vec<u32> {
                 }
                 v
             }
+            'u' | 'U' => {
+                // A universal character name: a code point, encoded like a source character.
+                let mut v: u32 = 0;
+                for _ in 0..if e == 'u' { 4 } else { 8 } {
+                    match it.peek().and_then(|c| c.to_digit(16)) {
+                        Some(d) => {
+                            v = v.wrapping_mul(16).wrapping_add(d);
+                            it.next();
+                        }
+                        None => break,
+                    }
+                }
+                match char::from_u32(v) {
+                    Some(ch) => {
+                        push_char(&mut out, ch);
+                        continue;
+                    }
+                    None => v,
+                }
+            }
             other => other as u32,
         };
         out.push(v);
     }
     out
+}
+
+/// The encoding prefix of a literal piece (`L`, `u`, `U`, `u8` or none).
+fn literal_prefix(piece: &str, quote: char) -> &str {
+    &piece[..piece.find(quote).unwrap_or(0)]
 }
 
 /// Strips an encoding prefix and the quotes of a literal piece.
@@ -105,21 +156,40 @@ fn literal_body(piece: &str, quote: char) -> &str {
     }
 }
 
-/// Value of a character constant: type `int`, a plain `char` being signed on x86.
+/// Value of a character constant (type `int`): a plain one is a `char`, signed on x86; gcc
+/// gives a multi-character one (`'ab'`, or a character of several UTF-8 bytes) the bytes
+/// shifted in one after the other, as an `int`; a wide one is its (last) code point.
 pub fn char_literal(text: &str) -> i128 {
-    let wide = !text.starts_with('\'');
-    let units = unescape(literal_body(text, '\''));
-    let last = units.last().copied().unwrap_or(0) as i128;
-    if wide {
-        last
-    } else {
-        IntTy::I8.wrap(last)
+    let narrow = matches!(literal_prefix(text, '\''), "" | "u8");
+    let units = unescape(literal_body(text, '\''), narrow);
+    if !narrow {
+        return units.last().copied().unwrap_or(0) as i128;
+    }
+    match units.as_slice() {
+        [] => 0,
+        [one] => IntTy::I8.wrap(*one as i128),
+        many => IntTy::I32.wrap(many.iter().fold(0i128, |v, &u| ((v << 8) | (u & 0xff) as i128) & 0xffff_ffff)),
     }
 }
 
-/// The bytes of a (concatenated) string literal, without the terminating NUL.
+/// The code units of a (concatenated) string literal, without the terminating NUL: bytes for
+/// a narrow literal, code points for a wide one (any piece with `L`, `u` or `U`).
 pub fn string_literal(pieces: &[String]) -> Vec<u32> {
-    pieces.iter().flat_map(|p| unescape(literal_body(p, '"'))).collect()
+    let narrow = pieces.iter().all(|p| matches!(literal_prefix(p, '"'), "" | "u8"));
+    pieces.iter().flat_map(|p| unescape(literal_body(p, '"'), narrow)).collect()
+}
+
+/// The array type of a string literal: `char` units, or `wchar_t` (`int` on x86 Linux),
+/// `char16_t`, `char32_t` for the prefixes `L`, `u`, `U`.
+pub fn string_literal_type(pieces: &[String]) -> CType {
+    let elem = pieces.iter().find_map(|p| match literal_prefix(p, '"') {
+        "L" => Some(IntTy::I32),
+        "u" => Some(IntTy::U16),
+        "U" => Some(IntTy::U32),
+        _ => None,
+    });
+    let n = string_literal(pieces).len() as u64 + 1;
+    CType::Array(Box::new(CType::Int(elem.unwrap_or(IntTy::I8))), Some(n))
 }
 
 /// Evaluates an integer constant expression; `None` if it is not one.
@@ -325,12 +395,9 @@ pub fn expr_type_hint(cx: &mut ProgCx, e: &Expression) -> Option<CType> {
             Some(Sym::Func(_, sig)) => Some(CType::Func(sig.clone())),
             _ => None,
         },
-        Expression::StringLiteral(s) => {
-            let n = string_literal(&s.node).len() as u64 + 1;
-            Some(CType::Array(Box::new(CType::Int(IntTy::I8)), Some(n)))
-        }
+        Expression::StringLiteral(s) => Some(string_literal_type(&s.node)),
         Expression::Constant(c) => match &c.node {
-            Constant::Float(_) => Some(CType::Float(8)),
+            Constant::Float(f) => Some(float_literal_type(f)),
             _ => eval_typed(cx, e).map(|(_, t)| CType::Int(t)),
         },
         Expression::UnaryOperator(u) if u.node.operator.node == UnaryOperator::Indirection => {
@@ -385,5 +452,13 @@ mod tests {
         assert_eq!(char_literal("'\\xff'"), -1);
         assert_eq!(char_literal("'\\0'"), 0);
         assert_eq!(string_literal(&["\"ab\"".into(), "\"c\\n\"".into()]), vec![97, 98, 99, 10]);
+        // gcc: multi-character constants are `int`s of their bytes; source text is UTF-8.
+        assert_eq!(char_literal("'ab'"), 0x6162);
+        assert_eq!(char_literal("'\\u00e9'"), 0xc3a9);
+        assert_eq!(char_literal("L'\\u00e9'"), 0xe9);
+        assert_eq!(string_literal(&["\"\\u00e9\"".into()]), vec![0xc3, 0xa9]);
+        assert_eq!(string_literal(&["\"é\"".into()]), vec![0xc3, 0xa9]);
+        assert_eq!(string_literal(&["L\"é\"".into()]), vec![0xe9]);
+        assert_eq!(string_literal_type(&["L\"ab\"".into()]), CType::Array(Box::new(CType::Int(IntTy::I32)), Some(3)));
     }
 }

@@ -264,10 +264,12 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 _ => self.place(e).map(|p| p.ty().clone()),
             }
         } else if let Expression::StringLiteral(s) = &e.node {
-            let n = super::consts::string_literal(&s.node).len() as u64 + 1;
-            Ok(CType::Array(Box::new(CType::Int(IntTy::I8)), Some(n)))
+            Ok(super::consts::string_literal_type(&s.node))
         } else {
-            self.value(e).map(|v| value_type(&v))
+            match self.value(e).map(|v| value_type(&v)) {
+                Ok(CType::Float(_)) => self.float_type(e),
+                r => r,
+            }
         };
         self.st.dry -= 1;
         self.st.cur = cur;
