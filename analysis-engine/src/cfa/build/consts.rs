@@ -269,11 +269,12 @@ fn eval_typed(cx: &mut ProgCx, e: &Expression) -> Option<(i128, IntTy)> {
         }
         Expression::Conditional(c) => {
             let (cond, _) = eval_typed(cx, &c.node.condition.node)?;
-            if cond != 0 {
-                eval_typed(cx, &c.node.then_expression.node)
-            } else {
-                eval_typed(cx, &c.node.else_expression.node)
-            }
+            let then = eval_typed(cx, &c.node.then_expression.node);
+            let other = eval_typed(cx, &c.node.else_expression.node);
+            let (chosen, rest) = if cond != 0 { (then?, other) } else { (other?, then) };
+            // The result has the type the usual arithmetic conversions give both operands.
+            let t = rest.map_or(chosen.1, |(_, t)| IntTy::common(chosen.1, t));
+            Some((t.wrap(chosen.0), t))
         }
         Expression::SizeOfTy(s) => {
             let t = cx.type_name(&s.node.0.node, s.node.0.span).ok()?;
@@ -290,8 +291,39 @@ fn eval_typed(cx: &mut ProgCx, e: &Expression) -> Option<(i128, IntTy)> {
             Some((cx.types.align_of(&t)? as i128, cx.types.long(false)))
         }
         Expression::Comma(items) => items.last().and_then(|l| eval_typed(cx, &l.node)),
+        Expression::OffsetOf(o) => Some((offset_of(cx, &o.node)? as i128, cx.types.long(false))),
         _ => None,
     }
+}
+
+/// `offsetof(type, designator)` in bytes: members (through anonymous ones) and constant
+/// indices; `None` for a bit-field or what is not a constant.
+pub fn offset_of(cx: &mut ProgCx, o: &lang_c::ast::OffsetOfExpression) -> Option<u64> {
+    use lang_c::ast::OffsetMember;
+    let mut ty = cx.type_name(&o.type_name.node, o.type_name.span).ok()?;
+    let member = |cx: &ProgCx, ty: &CType, name: &str| match ty {
+        CType::Struct(id) => cx.types.member_offset(*id, name),
+        _ => None,
+    };
+    let (mut off, t) = member(cx, &ty, &o.designator.node.base.node.name)?;
+    ty = t;
+    for m in &o.designator.node.members {
+        match &m.node {
+            OffsetMember::Member(id) => {
+                let (o2, t) = member(cx, &ty, &id.node.name)?;
+                off += o2;
+                ty = t;
+            }
+            OffsetMember::Index(e) => {
+                let i = u64::try_from(eval(cx, &e.node)?).ok()?;
+                let CType::Array(elem, _) = ty else { return None };
+                off += cx.types.size_of(&elem)?.checked_mul(i)?;
+                ty = *elem;
+            }
+            OffsetMember::IndirectMember(_) => return None,
+        }
+    }
+    Some(off)
 }
 
 /// The scope key an enumeration's tag is declared under (tags and ordinary identifiers are

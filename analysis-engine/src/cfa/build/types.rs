@@ -52,6 +52,15 @@ pub struct BitField {
     pub width: u32,
 }
 
+/// Size, alignment and member offsets of a struct or union (offsets in bytes, per member of
+/// `fields`; `None` for bit-fields).
+#[derive(Clone, Debug)]
+pub struct Layout {
+    pub size: u64,
+    pub align: u64,
+    pub offsets: Vec<Option<u64>>,
+}
+
 /// The flag of [`CType::Float`] that marks a complex type.
 pub const FLOAT_COMPLEX: u8 = 0x80;
 
@@ -136,7 +145,7 @@ impl TypeTable {
             }
             CType::Ptr(_) | CType::Func(_) => (self.model.long_bits() / 8) as u64,
             CType::Array(e, n) => self.size_of(e)?.checked_mul((*n)?)?,
-            CType::Struct(id) => self.struct_layout(*id)?.0,
+            CType::Struct(id) => self.struct_layout(*id)?.size,
         })
     }
 
@@ -144,7 +153,7 @@ impl TypeTable {
     pub fn align_of(&self, t: &CType) -> Option<u64> {
         Some(match t {
             CType::Array(e, _) => self.align_of(e)?,
-            CType::Struct(id) => self.struct_layout(*id)?.1,
+            CType::Struct(id) => self.struct_layout(*id)?.align,
             CType::Int(i) if i.bits > 32 && self.model == DataModel::Ilp32 => 4,
             CType::Float(b) => self.float_part(*b).1,
             t => self.size_of(t)?,
@@ -167,11 +176,12 @@ impl TypeTable {
     /// its declared type unless it would span more units of that type's alignment than the
     /// type itself has (then at the next such boundary); a zero-width bit-field moves to the
     /// next boundary of its type's alignment; unnamed bit-fields do not align the struct.
-    fn struct_layout(&self, id: StructId) -> Option<(u64, u64)> {
+    pub fn struct_layout(&self, id: StructId) -> Option<Layout> {
         let def = &self.structs[id];
         let fields = def.fields.as_ref()?;
         let mut bits = 0u64; // the next free bit (structs) or the largest member (unions)
         let mut align = 1u64;
+        let mut offsets = Vec::with_capacity(fields.len());
         let mut pending = def.bit_fields.iter().peekable();
         let place_bit_field = |bf: &BitField, bits: &mut u64, align: &mut u64| -> Option<()> {
             let ty = CType::Int(bf.declared);
@@ -198,6 +208,7 @@ impl TypeTable {
             }
             if let Some(bf) = pending.next_if(|bf| bf.index == i && bf.named) {
                 place_bit_field(bf, &mut bits, &mut align)?;
+                offsets.push(None);
                 continue;
             }
             let (fs, fa) = match ft {
@@ -207,15 +218,32 @@ impl TypeTable {
             };
             align = align.max(fa);
             if def.union {
+                offsets.push(Some(0));
                 bits = bits.max(fs);
             } else {
-                bits = bits.div_ceil(fa * 8) * fa * 8 + fs;
+                let at = bits.div_ceil(fa * 8) * fa * 8;
+                offsets.push(Some(at / 8));
+                bits = at + fs;
             }
         }
         for bf in pending {
             place_bit_field(bf, &mut bits, &mut align)?;
         }
-        Some((bits.div_ceil(8).div_ceil(align) * align, align))
+        Some(Layout { size: bits.div_ceil(8).div_ceil(align) * align, align, offsets })
+    }
+
+    /// `offsetof`: the byte offset of member `name` of a struct or union, looked up through
+    /// anonymous members too; `None` for a bit-field or an unknown member.
+    pub fn member_offset(&self, id: StructId, name: &str) -> Option<(u64, CType)> {
+        let layout = self.struct_layout(id)?;
+        let fields = self.structs[id].fields.as_ref()?;
+        if let Some(i) = fields.iter().position(|(n, _)| n == name) {
+            return Some((layout.offsets[i]?, fields[i].1.clone()));
+        }
+        fields.iter().zip(&layout.offsets).find_map(|((n, t), off)| match t {
+            CType::Struct(inner) if n.is_empty() => self.member_offset(*inner, name).and_then(|(o, t)| Some((o + (*off)?, t))),
+            _ => None,
+        })
     }
 
     pub fn field(&self, id: StructId, name: &str) -> Option<(usize, &CType)> {

@@ -228,9 +228,12 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                     None => Err(self.err(span, "no `_Generic` association matches")),
                 }
             }
-            Expression::OffsetOf(_) => {
+            Expression::OffsetOf(o) => {
                 let t = self.cx.types.long(false);
-                Ok(Value::Int(Expr::Unknown(t, Imprecision::Other), CType::Int(t)))
+                Ok(match super::consts::offset_of(self.cx, &o.node) {
+                    Some(n) => Value::Int(Expr::Const(n as i128, t), CType::Int(t)),
+                    None => Value::Int(Expr::Unknown(t, Imprecision::Other), CType::Int(t)),
+                })
             }
             Expression::VaArg(v) => {
                 let ty = self.cx.type_name(&v.node.type_name.node, v.node.type_name.span)?;
