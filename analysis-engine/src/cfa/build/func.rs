@@ -286,12 +286,20 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         }
         // `__func__` and friends are strings; nothing to model.
         self.stmt(&def.statement)?;
+        let end = LSpan::span(def.statement.span.end.saturating_sub(1), def.statement.span.end);
+        if self.is_main() {
+            self.run_atexit(end)?;
+        }
         let cur = self.st.cur;
         let exit = self.st.exit;
-        let end = LSpan::span(def.statement.span.end.saturating_sub(1), def.statement.span.end);
         let sp = self.span(end);
         self.edge(cur, exit, EdgeKind::Blank, sp);
         Ok(())
+    }
+
+    /// Whether this is the body of the program's `main` (not the start function).
+    fn is_main(&self) -> bool {
+        self.st.name == "main" && self.cx.func_ids.get("main") == Some(&self.st.func)
     }
 
     /// The start function's tail: call the entry function(s) with arbitrary arguments.
@@ -313,6 +321,13 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 end_line: functions[r.0 as usize].first_line.saturating_sub(1),
                 end_col: 1,
             };
+            let fname = &functions[r.0 as usize].name;
+            if fname != "main" && self.cx.indirect.takes_fn_ptr.contains(fname) {
+                // Its function pointer arguments are arbitrary: calls through them reach
+                // functions outside the candidates.
+                let what = format!("entry `{}` called with arbitrary function pointers", fname);
+                self.stmt_edge(Stmt::Unsupported(what), at);
+            }
             let mut args = Vec::new();
             for &p in &cfa.params {
                 let info = &cfa.locals[p.index()];
@@ -529,6 +544,10 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 let exit = self.st.exit;
                 let cur = self.st.cur;
                 let sp = self.span(span);
+                if self.is_main() {
+                    // Returning from `main` is `exit`: the `atexit` handlers run first.
+                    self.run_atexit(span)?;
+                }
                 if vals.len() != self.st.ret_vars.len() {
                     // `return;` in a non-void function: the value is indeterminate.
                     vals = self
