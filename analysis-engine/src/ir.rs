@@ -192,6 +192,8 @@ pub enum Imprecision {
     FunctionPointer,
     /// Whether and with which arguments an external function calls a callback it was given.
     Callback,
+    /// A read of a `volatile` object, which may change at any time.
+    Volatile,
     Other,
 }
 
@@ -208,6 +210,7 @@ impl Imprecision {
             Imprecision::Asm => "inline assembly (havocs addressable memory)",
             Imprecision::FunctionPointer => "call through a function pointer (any function whose address is taken)",
             Imprecision::Callback => "callback an external function may call (any number of times, any arguments)",
+            Imprecision::Volatile => "read of a volatile object (it may change at any time)",
             Imprecision::Other => "construct modelled as any value",
         }
     }

@@ -322,6 +322,13 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 end_col: 1,
             };
             let fname = &functions[r.0 as usize].name;
+            if fname == "main" {
+                // `__attribute__((constructor))` functions run before `main`.
+                let ctors: Vec<FuncId> = self.cx.indirect.constructors.iter().filter_map(|n| self.cx.func_ids.get(n).copied()).collect();
+                for f in ctors {
+                    self.emit(EdgeKind::CallSummary(crate::cfa::Call { callee: f, args: Vec::new(), ret: Vec::new() }), at);
+                }
+            }
             if fname != "main" && self.cx.indirect.takes_fn_ptr.contains(fname) {
                 // Its function pointer arguments are arbitrary: calls through them reach
                 // functions outside the candidates.
@@ -766,6 +773,43 @@ fn starts_with_target_call(s: &Statement) -> bool {
 impl<'a, 'p> FnBuilder<'a, 'p> {
     /// Lowers a declaration (file scope into the start function, block scope here).
     pub fn declaration(&mut self, d: &Node<Declaration>, store: Store) -> BResult<()> {
-        super::init::declaration(self, d, store)
+        super::init::declaration(self, d, store)?;
+        self.declaration_semantics(d, store);
+        Ok(())
+    }
+
+    /// What a declaration means beyond its storage and initialiser: a `volatile` object (or a
+    /// global register variable, `register int sp asm("esp")`) may change at any time, so its
+    /// reads give any value; a `cleanup` attribute calls a function when the variable goes out
+    /// of scope, which is not modelled (`Unsupported`).
+    fn declaration_semantics(&mut self, d: &Node<Declaration>, store: Store) {
+        use lang_c::ast::{DeclarationSpecifier, DerivedDeclarator, Extension, StorageClassSpecifier, TypeQualifier};
+        let specs = &d.node.specifiers;
+        if ProgCx::is_typedef_decl(specs) {
+            return;
+        }
+        let volatile = specs.iter().any(|s| matches!(&s.node, DeclarationSpecifier::TypeQualifier(q) if q.node == TypeQualifier::Volatile));
+        let register = ProgCx::storage(specs) == Some(StorageClassSpecifier::Register);
+        for id in &d.node.declarators {
+            let decl = &id.node.declarator.node;
+            let Some(name) = super::declarator_name(decl) else { continue };
+            let attrs = super::indirect::attributes(specs, &decl.extensions);
+            if store == Store::Local && attrs.iter().any(|a| super::indirect::is_attr(a, "cleanup")) {
+                let sp = self.span(id.span);
+                let what = format!("`cleanup` attribute of `{}` (a call when it goes out of scope)", name);
+                self.note(id.span, format!("{} is not modelled", what));
+                self.stmt_edge(Stmt::Unsupported(what), sp);
+            }
+            let pointer = decl.derived.iter().any(|x| matches!(x.node, DerivedDeclarator::Pointer(_)));
+            let asm_register =
+                register && store == Store::Global && decl.extensions.iter().any(|e| matches!(e.node, Extension::AsmLabel(_)));
+            if (volatile && !pointer) || asm_register {
+                if let Some(Sym::Var(obj, _)) = self.cx.lookup(&name).cloned() {
+                    let mut vars = Vec::new();
+                    obj.vars(&mut vars);
+                    self.cx.indirect.volatile.extend(vars);
+                }
+            }
+        }
     }
 }

@@ -20,8 +20,10 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::rc::Rc;
 
-use lang_c::ast::{CallExpression, DeclarationSpecifier, Expression, ExternalDeclaration, StorageClassSpecifier, UnaryOperator};
-use lang_c::span::Span;
+use lang_c::ast::{
+    CallExpression, Constant, DeclarationSpecifier, Expression, Extension, ExternalDeclaration, StorageClassSpecifier, UnaryOperator,
+};
+use lang_c::span::{Node, Span};
 use lang_c::visit::{self, Visit};
 
 use super::func::MAX_DEPTH;
@@ -46,6 +48,15 @@ pub struct Indirect {
     /// Functions whose parameters may carry function pointers (an entry function called with
     /// arbitrary arguments then calls unknown functions through them).
     pub takes_fn_ptr: HashSet<String>,
+    /// `__attribute__((constructor))` functions in the order they run before `main`.
+    pub constructors: Vec<String>,
+    /// `__attribute__((destructor))` functions in the order they run after the exit handlers.
+    pub destructors: Vec<String>,
+    /// `f __attribute__((alias("g")))`: calls of `f` are calls of `g`.
+    pub aliases: HashMap<String, String>,
+    /// Variables that may change at any time (`volatile` objects, global register variables):
+    /// a read gives any value.
+    pub volatile: HashSet<VarId>,
     /// The synthetic `atexit` stack: its height and its slots, once allocated.
     pub atexit_vars: Option<(VarId, VarId)>,
 }
@@ -122,6 +133,42 @@ impl<'ast> Visit<'ast> for Scan {
     }
 }
 
+/// The GNU attributes among declaration specifiers and a declarator's extensions.
+pub fn attributes<'a>(specs: &'a [Node<DeclarationSpecifier>], exts: &'a [Node<Extension>]) -> Vec<&'a lang_c::ast::Attribute> {
+    let mut out = Vec::new();
+    let mut add = |es: &'a [Node<Extension>]| {
+        for e in es {
+            if let Extension::Attribute(a) = &e.node {
+                out.push(a);
+            }
+        }
+    };
+    for sp in specs {
+        if let DeclarationSpecifier::Extension(es) = &sp.node {
+            add(es);
+        }
+    }
+    add(exts);
+    out
+}
+
+/// `name` or `__name__`.
+pub fn is_attr(a: &lang_c::ast::Attribute, name: &str) -> bool {
+    let n = a.name.node.as_str();
+    n == name || n.strip_prefix("__").and_then(|m| m.strip_suffix("__")) == Some(name)
+}
+
+/// A constructor's or destructor's priority (none: after every prioritised one).
+fn priority(a: &lang_c::ast::Attribute) -> i128 {
+    match a.arguments.first().map(|e| &e.node) {
+        Some(Expression::Constant(c)) => match &c.node {
+            Constant::Integer(i) => i.number.parse().unwrap_or(65535),
+            _ => 65535,
+        },
+        _ => 65535,
+    }
+}
+
 /// Whether values of `t` may hold or reach a function pointer.
 fn has_fn_ptr(types: &TypeTable, t: &CType, depth: u32) -> bool {
     if depth > 8 {
@@ -159,10 +206,33 @@ pub fn scan(parsed: &Parsed, model: DataModel) -> Indirect {
     // `extern` objects that may hold function pointers, and whether the file defines them.
     let mut extern_objs: Vec<String> = Vec::new();
     let mut defined_objs: HashSet<String> = HashSet::new();
+    // (priority, source order, name) of constructors and destructors.
+    let mut ctors: Vec<(i128, usize, String)> = Vec::new();
+    let mut dtors: Vec<(i128, usize, String)> = Vec::new();
+    let mut note_attrs = |name: &str, attrs: &[&lang_c::ast::Attribute], aliases: &mut HashMap<String, String>| {
+        for a in attrs {
+            let k = ctors.len() + dtors.len();
+            if is_attr(a, "constructor") && !ctors.iter().any(|c| c.2 == name) {
+                ctors.push((priority(a), k, name.to_string()));
+            } else if is_attr(a, "destructor") && !dtors.iter().any(|c| c.2 == name) {
+                dtors.push((priority(a), k, name.to_string()));
+            } else if is_attr(a, "alias") {
+                if let Some(Expression::StringLiteral(lit)) = a.arguments.first().map(|e| &e.node) {
+                    let target: String = super::consts::string_literal(&lit.node).iter().filter_map(|&b| char::from_u32(b)).collect();
+                    aliases.insert(name.to_string(), target);
+                }
+            }
+        }
+    };
     for ext in &parsed.unit.0 {
         match &ext.node {
             ExternalDeclaration::Declaration(d) => {
                 let specs = &d.node.specifiers;
+                for id in &d.node.declarators {
+                    if let Some(n) = super::declarator_name(&id.node.declarator.node) {
+                        note_attrs(&n, &attributes(specs, &id.node.declarator.node.extensions), &mut out.aliases);
+                    }
+                }
                 let Ok(base) = cx.decl_base_type(specs, d.span) else { continue };
                 let typedef = ProgCx::is_typedef_decl(specs);
                 let is_extern = specs
@@ -187,6 +257,7 @@ pub fn scan(parsed: &Parsed, model: DataModel) -> Indirect {
             ExternalDeclaration::FunctionDefinition(fd) => {
                 let Ok(base) = cx.decl_base_type(&fd.node.specifiers, fd.span) else { continue };
                 let Ok((Some(name), CType::Func(sig), _)) = cx.declarator(base, &fd.node.declarator.node) else { continue };
+                note_attrs(&name, &attributes(&fd.node.specifiers, &fd.node.declarator.node.extensions), &mut out.aliases);
                 cx.declare(name.clone(), Sym::Func(name.clone(), sig.clone()));
                 out.sigs.insert(name.clone(), sig);
                 defined.insert(name);
@@ -194,6 +265,12 @@ pub fn scan(parsed: &Parsed, model: DataModel) -> Indirect {
             ExternalDeclaration::StaticAssert(_) => {}
         }
     }
+    // Constructors by increasing priority, destructors by decreasing priority; ties in source
+    // order for constructors and the reverse for destructors (`.init_array`/`.fini_array`).
+    ctors.sort();
+    dtors.sort_by_key(|d| std::cmp::Reverse((d.0, d.1)));
+    out.constructors = ctors.into_iter().map(|c| c.2).filter(|n| defined.contains(n)).collect();
+    out.destructors = dtors.into_iter().map(|c| c.2).filter(|n| defined.contains(n)).collect();
     let mut names: Vec<&String> = out.sigs.keys().collect();
     names.sort();
     for name in names {

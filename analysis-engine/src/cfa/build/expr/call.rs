@@ -102,7 +102,11 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
     /// returned value is then `Void`).
     pub fn call(&mut self, c: &Node<CallExpression>, span: LSpan, dest: Option<&Place>) -> BResult<Value> {
         let call = &c.node;
-        let Some(name) = self.callee_name(call) else { return self.call_through_pointer(call, span, dest) };
+        let Some(mut name) = self.callee_name(call) else { return self.call_through_pointer(call, span, dest) };
+        if let Some(target) = self.cx.indirect.aliases.get(&name).filter(|t| self.cx.func_ids.contains_key(*t)) {
+            // `f __attribute__((alias("g")))`: `f` is `g`.
+            name = target.clone();
+        }
         let sig = match self.cx.lookup(&name) {
             Some(Sym::Func(_, s)) => Some(s.clone()),
             _ => None,
@@ -405,9 +409,20 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
     pub fn run_atexit(&mut self, span: LSpan) -> BResult<()> {
         let handlers: Vec<(usize, FuncId)> =
             (self.cx.indirect.atexit.iter().enumerate()).filter_map(|(k, n)| self.cx.func_ids.get(n).map(|&f| (k + 1, f))).collect();
-        if handlers.is_empty() {
-            return Ok(());
+        if !handlers.is_empty() {
+            self.run_handlers(&handlers, span)?;
         }
+        // Then the destructors (glibc registers `.fini_array` before `main` runs).
+        let sp = self.span(span);
+        let dtors: Vec<FuncId> = self.cx.indirect.destructors.iter().filter_map(|n| self.cx.func_ids.get(n).copied()).collect();
+        for f in dtors {
+            self.emit(EdgeKind::CallSummary(Call { callee: f, args: Vec::new(), ret: Vec::new() }), sp);
+        }
+        Ok(())
+    }
+
+    /// The loop that pops and calls `atexit` handlers (`(id, function)` pairs).
+    fn run_handlers(&mut self, handlers: &[(usize, FuncId)], span: LSpan) -> BResult<()> {
         let (n, slots) = self.atexit_vars()?;
         let sp = self.span(span);
         let head = self.new_node();
@@ -423,7 +438,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         self.stmt_edge(Stmt::Assign(LValue::Var(n), prev), sp);
         let id = Expr::Elem(slots, Box::new(count.cast(IntTy::I64)), IntTy::INT);
         let mut at = self.st.cur;
-        for (k, f) in handlers {
+        for &(k, f) in handlers {
             let (yes, no) = (self.new_node(), self.new_node());
             let is = Expr::Binary(BinOp::Eq, Box::new(id.clone()), Box::new(Expr::Const(k as i128, IntTy::INT)), IntTy::INT);
             self.edge(at, yes, EdgeKind::Assume { cond: is.clone(), truth: true }, sp);
