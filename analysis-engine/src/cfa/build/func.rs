@@ -773,8 +773,28 @@ fn starts_with_target_call(s: &Statement) -> bool {
 impl<'a, 'p> FnBuilder<'a, 'p> {
     /// Lowers a declaration (file scope into the start function, block scope here).
     pub fn declaration(&mut self, d: &Node<Declaration>, store: Store) -> BResult<()> {
+        if store == Store::Local {
+            self.vla_sizes(d)?;
+        }
         super::init::declaration(self, d, store)?;
         self.declaration_semantics(d, store);
+        Ok(())
+    }
+
+    /// The side effects of the size expressions of variable-length arrays (`int a[n++]`): they
+    /// happen when the declaration is reached, before its initialiser.
+    fn vla_sizes(&mut self, d: &Node<Declaration>) -> BResult<()> {
+        use lang_c::ast::{ArraySize, DerivedDeclarator};
+        for id in &d.node.declarators {
+            for dd in &id.node.declarator.node.derived {
+                let DerivedDeclarator::Array(a) = &dd.node else { continue };
+                if let ArraySize::VariableExpression(e) | ArraySize::StaticExpression(e) = &a.node.size {
+                    if super::consts::eval(self.cx, &e.node).is_none() {
+                        self.effect(e)?;
+                    }
+                }
+            }
+        }
         Ok(())
     }
 
@@ -783,12 +803,26 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
     /// reads give any value; a `cleanup` attribute calls a function when the variable goes out
     /// of scope, which is not modelled (`Unsupported`).
     fn declaration_semantics(&mut self, d: &Node<Declaration>, store: Store) {
+        use lang_c::ast::TypeSpecifier;
         use lang_c::ast::{DeclarationSpecifier, DerivedDeclarator, Extension, StorageClassSpecifier, TypeQualifier};
         let specs = &d.node.specifiers;
+        let volatile = specs.iter().any(|s| match &s.node {
+            DeclarationSpecifier::TypeQualifier(q) => q.node == TypeQualifier::Volatile,
+            DeclarationSpecifier::TypeSpecifier(t) => {
+                matches!(&t.node, TypeSpecifier::TypedefName(n) if self.cx.indirect.volatile_typedefs.contains(&n.node.name))
+            }
+            _ => false,
+        });
         if ProgCx::is_typedef_decl(specs) {
+            for id in &d.node.declarators {
+                let decl = &id.node.declarator.node;
+                let pointer = decl.derived.iter().any(|x| matches!(x.node, DerivedDeclarator::Pointer(_)));
+                if let Some(name) = super::declarator_name(decl).filter(|_| volatile && !pointer) {
+                    self.cx.indirect.volatile_typedefs.insert(name);
+                }
+            }
             return;
         }
-        let volatile = specs.iter().any(|s| matches!(&s.node, DeclarationSpecifier::TypeQualifier(q) if q.node == TypeQualifier::Volatile));
         let register = ProgCx::storage(specs) == Some(StorageClassSpecifier::Register);
         for id in &d.node.declarators {
             let decl = &id.node.declarator.node;

@@ -54,6 +54,8 @@ pub struct Indirect {
     pub destructors: Vec<String>,
     /// `f __attribute__((alias("g")))`: calls of `f` are calls of `g`.
     pub aliases: HashMap<String, String>,
+    /// Typedef names of `volatile`-qualified types.
+    pub volatile_typedefs: HashSet<String>,
     /// Variables that may change at any time (`volatile` objects, global register variables):
     /// a read gives any value.
     pub volatile: HashSet<VarId>,
@@ -170,7 +172,7 @@ fn priority(a: &lang_c::ast::Attribute) -> i128 {
 }
 
 /// Whether values of `t` may hold or reach a function pointer.
-fn has_fn_ptr(types: &TypeTable, t: &CType, depth: u32) -> bool {
+pub fn has_fn_ptr(types: &TypeTable, t: &CType, depth: u32) -> bool {
     if depth > 8 {
         return true;
     }
@@ -321,9 +323,11 @@ fn kind(t: &CType) -> Kind {
 /// Whether a function of signature `cand` may be what a call with `nargs` arguments through a
 /// pointer of signature `site` calls. Lenient (an over-approximation of the candidates): any
 /// two scalar types match, unprototyped declarations match any arity, return types only need
-/// to agree on being a struct or a float.
+/// to agree on being a struct or a float. `nargs == usize::MAX` without `site` accepts every
+/// function.
 pub fn fits(site: Option<&FuncSig>, nargs: usize, cand: &FuncSig) -> bool {
-    let arity = if cand.unprototyped && cand.params.is_empty() {
+    // Any arity (callbacks reached through memory): every function fits.
+    let arity = if nargs == usize::MAX || (cand.unprototyped && cand.params.is_empty()) {
         true
     } else if cand.variadic {
         nargs >= cand.params.len()

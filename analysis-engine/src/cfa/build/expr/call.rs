@@ -558,7 +558,18 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             if let Value::Int(_, t) = &v {
                 writes |= t.is_pointer();
                 let CType::Ptr(p) = t else { continue };
-                let CType::Func(fsig) = &**p else { continue };
+                let CType::Func(fsig) = &**p else {
+                    // A pointer to something holding function pointers (a struct of handlers):
+                    // the external may call any function used as a value.
+                    if indirect::has_fn_ptr(&self.cx.types, p, 0) {
+                        for c in self.pointer_candidates(None, usize::MAX) {
+                            if !callbacks.iter().any(|(n, _)| *n == c.0) {
+                                callbacks.push(c);
+                            }
+                        }
+                    }
+                    continue;
+                };
                 let named = indirect::designator(&a.node).and_then(|n| match self.cx.lookup(n) {
                     Some(Sym::Func(_, s)) => Some((n.to_string(), Some(s.clone()))),
                     _ => None,
@@ -583,7 +594,10 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             self.stmt_edge(Stmt::HavocMemory(Imprecision::ExternalWrite), sp);
         }
         if (!callbacks.is_empty() || unknown_callback) && !is_pure_external(&name) {
-            if unknown_callback || self.cx.indirect.foreign.is_some() {
+            // A pointer from outside the file points to an external function: calling it is the
+            // external's own behaviour, already over-approximated. Only an unknown one in the
+            // file is not.
+            if unknown_callback {
                 let what = format!("function pointer passed to `{}`, which may call it", name);
                 self.note(span, format!("{} is not modelled", what));
                 self.stmt_edge(Stmt::Unsupported(what), sp);
