@@ -188,6 +188,12 @@ pub enum Imprecision {
     ExternalWrite,
     Union,
     Asm,
+    /// Which function a call through a pointer reaches (pointer values are not tracked).
+    FunctionPointer,
+    /// Whether and with which arguments an external function calls a callback it was given.
+    Callback,
+    /// A read of a `volatile` object, which may change at any time.
+    Volatile,
     Other,
 }
 
@@ -202,6 +208,9 @@ impl Imprecision {
             Imprecision::ExternalWrite => "external function may write through its pointer arguments",
             Imprecision::Union => "union member (modelled as any value)",
             Imprecision::Asm => "inline assembly (havocs addressable memory)",
+            Imprecision::FunctionPointer => "call through a function pointer (any function whose address is taken)",
+            Imprecision::Callback => "callback an external function may call (any number of times, any arguments)",
+            Imprecision::Volatile => "read of a volatile object (it may change at any time)",
             Imprecision::Other => "construct modelled as any value",
         }
     }

@@ -286,12 +286,20 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         }
         // `__func__` and friends are strings; nothing to model.
         self.stmt(&def.statement)?;
+        let end = LSpan::span(def.statement.span.end.saturating_sub(1), def.statement.span.end);
+        if self.is_main() {
+            self.run_atexit(end)?;
+        }
         let cur = self.st.cur;
         let exit = self.st.exit;
-        let end = LSpan::span(def.statement.span.end.saturating_sub(1), def.statement.span.end);
         let sp = self.span(end);
         self.edge(cur, exit, EdgeKind::Blank, sp);
         Ok(())
+    }
+
+    /// Whether this is the body of the program's `main` (not the start function).
+    fn is_main(&self) -> bool {
+        self.st.name == "main" && self.cx.func_ids.get("main") == Some(&self.st.func)
     }
 
     /// The start function's tail: call the entry function(s) with arbitrary arguments.
@@ -313,6 +321,20 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 end_line: functions[r.0 as usize].first_line.saturating_sub(1),
                 end_col: 1,
             };
+            let fname = &functions[r.0 as usize].name;
+            if fname == "main" {
+                // `__attribute__((constructor))` functions run before `main`.
+                let ctors: Vec<FuncId> = self.cx.indirect.constructors.iter().filter_map(|n| self.cx.func_ids.get(n).copied()).collect();
+                for f in ctors {
+                    self.emit(EdgeKind::CallSummary(crate::cfa::Call { callee: f, args: Vec::new(), ret: Vec::new() }), at);
+                }
+            }
+            if fname != "main" && self.cx.indirect.takes_fn_ptr.contains(fname) {
+                // Its function pointer arguments are arbitrary: calls through them reach
+                // functions outside the candidates.
+                let what = format!("entry `{}` called with arbitrary function pointers", fname);
+                self.stmt_edge(Stmt::Unsupported(what), at);
+            }
             let mut args = Vec::new();
             for &p in &cfa.params {
                 let info = &cfa.locals[p.index()];
@@ -529,6 +551,10 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 let exit = self.st.exit;
                 let cur = self.st.cur;
                 let sp = self.span(span);
+                if self.is_main() {
+                    // Returning from `main` is `exit`: the `atexit` handlers run first.
+                    self.run_atexit(span)?;
+                }
                 if vals.len() != self.st.ret_vars.len() {
                     // `return;` in a non-void function: the value is indeterminate.
                     vals = self
@@ -754,6 +780,77 @@ fn starts_with_target_call(s: &Statement) -> bool {
 impl<'a, 'p> FnBuilder<'a, 'p> {
     /// Lowers a declaration (file scope into the start function, block scope here).
     pub fn declaration(&mut self, d: &Node<Declaration>, store: Store) -> BResult<()> {
-        super::init::declaration(self, d, store)
+        if store == Store::Local {
+            self.vla_sizes(d)?;
+        }
+        super::init::declaration(self, d, store)?;
+        self.declaration_semantics(d, store);
+        Ok(())
+    }
+
+    /// The side effects of the size expressions of variable-length arrays (`int a[n++]`): they
+    /// happen when the declaration is reached, before its initialiser.
+    fn vla_sizes(&mut self, d: &Node<Declaration>) -> BResult<()> {
+        use lang_c::ast::{ArraySize, DerivedDeclarator};
+        for id in &d.node.declarators {
+            for dd in &id.node.declarator.node.derived {
+                let DerivedDeclarator::Array(a) = &dd.node else { continue };
+                if let ArraySize::VariableExpression(e) | ArraySize::StaticExpression(e) = &a.node.size {
+                    if super::consts::eval(self.cx, &e.node).is_none() {
+                        self.effect(e)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// What a declaration means beyond its storage and initialiser: a `volatile` object (or a
+    /// global register variable, `register int sp asm("esp")`) may change at any time, so its
+    /// reads give any value; a `cleanup` attribute calls a function when the variable goes out
+    /// of scope, which is not modelled (`Unsupported`).
+    fn declaration_semantics(&mut self, d: &Node<Declaration>, store: Store) {
+        use lang_c::ast::TypeSpecifier;
+        use lang_c::ast::{DeclarationSpecifier, DerivedDeclarator, Extension, StorageClassSpecifier, TypeQualifier};
+        let specs = &d.node.specifiers;
+        let volatile = specs.iter().any(|s| match &s.node {
+            DeclarationSpecifier::TypeQualifier(q) => q.node == TypeQualifier::Volatile,
+            DeclarationSpecifier::TypeSpecifier(t) => {
+                matches!(&t.node, TypeSpecifier::TypedefName(n) if self.cx.indirect.volatile_typedefs.contains(&n.node.name))
+            }
+            _ => false,
+        });
+        if ProgCx::is_typedef_decl(specs) {
+            for id in &d.node.declarators {
+                let decl = &id.node.declarator.node;
+                let pointer = decl.derived.iter().any(|x| matches!(x.node, DerivedDeclarator::Pointer(_)));
+                if let Some(name) = super::declarator_name(decl).filter(|_| volatile && !pointer) {
+                    self.cx.indirect.volatile_typedefs.insert(name);
+                }
+            }
+            return;
+        }
+        let register = ProgCx::storage(specs) == Some(StorageClassSpecifier::Register);
+        for id in &d.node.declarators {
+            let decl = &id.node.declarator.node;
+            let Some(name) = super::declarator_name(decl) else { continue };
+            let attrs = super::indirect::attributes(specs, &decl.extensions);
+            if store == Store::Local && attrs.iter().any(|a| super::indirect::is_attr(a, "cleanup")) {
+                let sp = self.span(id.span);
+                let what = format!("`cleanup` attribute of `{}` (a call when it goes out of scope)", name);
+                self.note(id.span, format!("{} is not modelled", what));
+                self.stmt_edge(Stmt::Unsupported(what), sp);
+            }
+            let pointer = decl.derived.iter().any(|x| matches!(x.node, DerivedDeclarator::Pointer(_)));
+            let asm_register =
+                register && store == Store::Global && decl.extensions.iter().any(|e| matches!(e.node, Extension::AsmLabel(_)));
+            if (volatile && !pointer) || asm_register {
+                if let Some(Sym::Var(obj, _)) = self.cx.lookup(&name).cloned() {
+                    let mut vars = Vec::new();
+                    obj.vars(&mut vars);
+                    self.cx.indirect.volatile.extend(vars);
+                }
+            }
+        }
     }
 }

@@ -10,6 +10,7 @@ mod byref;
 mod consts;
 mod expr;
 mod func;
+mod indirect;
 mod init;
 pub mod types;
 
@@ -104,6 +105,8 @@ struct ProgCx<'p> {
     externals: BTreeSet<String>,
     /// Parameters passed by reference, as copy-in/copy-out ([`byref`]).
     byref: byref::ByRef,
+    /// What calls through pointers, callbacks and `atexit` handlers may reach ([`indirect`]).
+    indirect: indirect::Indirect,
 }
 
 /// Builds the automata of a parsed translation unit.
@@ -121,6 +124,7 @@ pub fn build_program(parsed: &Parsed, model: DataModel) -> Result<Program, Build
         start: None,
         externals: BTreeSet::new(),
         byref: byref::by_reference_params(&parsed.unit),
+        indirect: indirect::scan(parsed, model),
     };
     // Function ids in definition order; the start function comes last.
     let mut names = Vec::new();

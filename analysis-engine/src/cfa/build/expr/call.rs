@@ -10,10 +10,11 @@ use lang_c::span::{Node, Span as LSpan};
 
 use super::{Place, Value};
 use crate::cfa::build::func::FnBuilder;
+use crate::cfa::build::indirect;
 use crate::cfa::build::types::{CType, FuncSig, Obj, TypeTable};
-use crate::cfa::build::{BResult, Store, Sym};
-use crate::cfa::{Call, EdgeKind, TargetKind};
-use crate::ir::{Expr, FuncId, Imprecision, InputSource, IntTy, LValue, Stmt};
+use crate::cfa::build::{Alloc, BResult, Store, Sym};
+use crate::cfa::{Call, EdgeKind, Span, TargetKind};
+use crate::ir::{BinOp, Expr, FuncId, Imprecision, InputSource, IntTy, LValue, Stmt, VarId};
 
 /// Functions whose call is a property violation.
 pub fn target_kind(name: &str) -> Option<TargetKind> {
@@ -98,15 +99,34 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
     /// returned value is then `Void`).
     pub fn call(&mut self, c: &Node<CallExpression>, span: LSpan, dest: Option<&Place>) -> BResult<Value> {
         let call = &c.node;
-        let Some(name) = self.callee_name(call) else { return self.call_through_pointer(call, span) };
+        let Some(mut name) = self.callee_name(call) else { return self.call_through_pointer(call, span, dest) };
+        if let Some(target) = self.cx.indirect.aliases.get(&name).filter(|t| self.cx.func_ids.contains_key(*t)) {
+            // `f __attribute__((alias("g")))`: `f` is `g`.
+            name = target.clone();
+        }
         let sig = match self.cx.lookup(&name) {
             Some(Sym::Func(_, s)) => Some(s.clone()),
             _ => None,
         };
+        self.call_named(name, sig, call, span, dest)
+    }
+
+    /// A call of the function `name` (directly or as a candidate of a call through a pointer).
+    fn call_named(
+        &mut self,
+        name: String,
+        sig: Option<Rc<FuncSig>>,
+        call: &CallExpression,
+        span: LSpan,
+        dest: Option<&Place>,
+    ) -> BResult<Value> {
         if !self.cx.func_ids.contains_key(&name) && self.st.dry == 0 {
             self.cx.externals.insert(name.clone());
         }
         if let Some(v) = self.call_control(&name, sig.is_some(), call, span)? {
+            return Ok(v);
+        }
+        if let Some(v) = self.call_atexit(&name, call, span)? {
             return Ok(v);
         }
         if let Some(v) = self.call_builtin(&name, call, span)? {
@@ -119,34 +139,317 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
     }
 
     /// The name of the called function, unless the callee is an object (a function pointer).
+    /// `(*f)(x)`, `(&f)(x)` and `((T) f)(x)` on a function `f` call `f` directly.
     fn callee_name(&self, call: &CallExpression) -> Option<String> {
         match &call.callee.node {
             Expression::Identifier(id) => match self.cx.lookup(&id.node.name) {
                 Some(Sym::Var(..)) | Some(Sym::Ref(..)) => None,
                 _ => Some(id.node.name.clone()),
             },
-            _ => None,
+            e => match indirect::designator(e) {
+                Some(n) if matches!(self.cx.lookup(n), Some(Sym::Func(..))) => Some(n.to_string()),
+                _ => None,
+            },
         }
     }
 
-    /// A call through a function pointer: not modelled (an `Unsupported` edge), any result.
-    fn call_through_pointer(&mut self, call: &CallExpression, span: LSpan) -> BResult<Value> {
+    /// The functions a call through a pointer of signature `site` with `nargs` arguments may
+    /// reach: those used as values in the file whose type fits ([`indirect::fits`]), each with
+    /// its signature if it is declared here (else only the pre-pass knows it).
+    fn pointer_candidates(&self, site: Option<&FuncSig>, nargs: usize) -> Vec<(String, Option<Rc<FuncSig>>)> {
+        let mut out = Vec::new();
+        for name in &self.cx.indirect.values {
+            let sig = match self.cx.lookup(name) {
+                Some(Sym::Func(_, s)) => Some(s.clone()),
+                _ => match self.cx.scopes[0].ordinary.get(name) {
+                    Some(Sym::Func(_, s)) => Some(s.clone()),
+                    Some(_) => continue,
+                    None => None,
+                },
+            };
+            let Some(fsig) = sig.clone().or_else(|| self.cx.indirect.sigs.get(name).cloned()) else { continue };
+            if indirect::fits(site, nargs, &fsig) {
+                out.push((name.clone(), sig));
+            }
+        }
+        out
+    }
+
+    /// A call through a function pointer: a branch per candidate ([`Self::pointer_candidates`]),
+    /// each an ordinary call, chosen by an over-approximated condition (pointer values are not
+    /// tracked), so proofs cover every candidate and no counterexample through one is
+    /// confirmed. Without candidates, or when a pointer may come from outside the file, the
+    /// call is `Unsupported`.
+    fn call_through_pointer(&mut self, call: &CallExpression, span: LSpan, dest: Option<&Place>) -> BResult<Value> {
         let sp = self.span(span);
+        let site = match self.type_of(&call.callee)? {
+            CType::Ptr(p) => match *p {
+                CType::Func(sig) => Some(sig),
+                _ => None,
+            },
+            CType::Func(sig) => Some(sig),
+            _ => None,
+        };
+        let ret = site.as_ref().map(|s| s.ret.clone()).unwrap_or(CType::Int(IntTy::INT));
         let _ = self.value(&call.callee)?;
+        let cands = self.pointer_candidates(site.as_deref(), call.arguments.len());
+        let foreign = self.cx.indirect.foreign.clone();
+        if cands.is_empty() || foreign.is_some() {
+            let what = match &foreign {
+                Some(why) => format!("call through a function pointer ({})", why),
+                None => "call through a function pointer (no function of a matching type is used as a value)".to_string(),
+            };
+            self.note(span, format!("{} is not modelled", what));
+            self.stmt_edge(Stmt::Unsupported(what), sp);
+            if cands.is_empty() {
+                for a in &call.arguments {
+                    self.effect(a)?;
+                }
+                return Ok(self.unknown_of(&ret, Imprecision::FunctionPointer));
+            }
+        }
+        let _ = dest;
+        self.dispatch(&cands, &ret, span, Imprecision::FunctionPointer, |b, (name, sig)| b.call_candidate(name, sig.clone(), call, span))
+    }
+
+    /// One branch of a call through a pointer: `name` called with the call's arguments.
+    fn call_candidate(&mut self, name: &str, sig: Option<Rc<FuncSig>>, call: &CallExpression, span: LSpan) -> BResult<Value> {
+        let sig = match sig {
+            Some(s) => s,
+            None => {
+                let s = self.cx.indirect.sigs[name].clone();
+                if indirect::mentions_struct(&s) {
+                    // Declared only after this call, with struct types this table cannot name yet.
+                    let sp = self.span(span);
+                    let what = format!("call through a function pointer to `{}` (declared after the call, with struct types)", name);
+                    self.note(span, format!("{} is not modelled", what));
+                    self.stmt_edge(Stmt::Unsupported(what), sp);
+                    for a in &call.arguments {
+                        self.effect(a)?;
+                    }
+                    return Ok(self.unknown_of(&s.ret, Imprecision::FunctionPointer));
+                }
+                s
+            }
+        };
+        self.call_named(name.to_string(), Some(sig), call, span, None)
+    }
+
+    /// Branches over `cands` on an over-approximated condition (`why`), lowering each with
+    /// `each`, and joins them; the result (of type `ret`) is the chosen branch's. A run that
+    /// takes none of the branches ends (the candidates are all the functions it can reach).
+    fn dispatch<T>(
+        &mut self,
+        cands: &[T],
+        ret: &CType,
+        span: LSpan,
+        why: Imprecision,
+        mut each: impl FnMut(&mut Self, &T) -> BResult<Value>,
+    ) -> BResult<Value> {
+        let sp = self.span(span);
+        let holder = match ret {
+            CType::Int(_) | CType::Ptr(_) => {
+                let it = self.cx.types.int_of(ret).expect("scalar");
+                let tmp = self.temp(it, ret.is_pointer())?;
+                Some(Place::Obj { obj: Rc::new(Obj::Scalar(tmp)), idx: Vec::new(), ty: ret.clone() })
+            }
+            CType::Struct(_) => {
+                let obj = Rc::new(self.alloc("__ret", ret, Store::Local, true)?);
+                Some(Place::Obj { obj, idx: Vec::new(), ty: ret.clone() })
+            }
+            _ => None,
+        };
+        let join = self.new_node();
+        let mut at = self.st.cur;
+        for c in cands {
+            let (yes, no) = (self.new_node(), self.new_node());
+            let cond = Expr::Unknown(IntTy::INT, why);
+            self.edge(at, yes, EdgeKind::Assume { cond: cond.clone(), truth: true }, sp);
+            self.edge(at, no, EdgeKind::Assume { cond, truth: false }, sp);
+            self.st.cur = yes;
+            let v = each(self, c)?;
+            if let Some(h) = &holder {
+                let v = match v {
+                    Value::Void => self.unknown_of(ret, why),
+                    v => v,
+                };
+                self.write(h, v, span)?;
+            }
+            let cur = self.st.cur;
+            self.edge(cur, join, EdgeKind::Blank, sp);
+            at = no;
+        }
+        self.st.nodes[at.0 as usize].terminal = true;
+        self.st.cur = join;
+        Ok(match &holder {
+            Some(h) => self.read(h, span),
+            None => self.unknown_of(ret, why),
+        })
+    }
+
+    /// Callbacks an external function receives (`qsort`'s comparator, a handler): it may call
+    /// each of them any number of times with any arguments, modelled as a loop that calls a
+    /// candidate on an over-approximated condition or stops.
+    fn external_callbacks(&mut self, cands: &[(String, Option<Rc<FuncSig>>)], span: LSpan) -> BResult<()> {
+        let sp = self.span(span);
+        let head = self.new_node();
+        let cur = self.st.cur;
+        self.edge(cur, head, EdgeKind::Blank, sp);
+        let (body, out) = (self.new_node(), self.new_node());
+        self.edge(head, out, EdgeKind::Blank, sp);
+        self.edge(head, body, EdgeKind::Blank, sp);
+        self.st.cur = body;
+        self.dispatch(cands, &CType::Void, span, Imprecision::Callback, |b, (name, sig)| b.call_arbitrary(name, sig.clone(), span))?;
+        let cur = self.st.cur;
+        self.edge(cur, head, EdgeKind::Blank, sp);
+        self.st.cur = out;
+        Ok(())
+    }
+
+    /// A call of `name` with arbitrary arguments (a callback called by an external function).
+    fn call_arbitrary(&mut self, name: &str, sig: Option<Rc<FuncSig>>, span: LSpan) -> BResult<Value> {
+        let sp = self.span(span);
+        if let Some(kind) = target_kind(name) {
+            self.target(kind, span, None);
+            return Ok(Value::Void);
+        }
+        // An external function called by an external one: its effects are the caller's.
+        let Some(&callee) = self.cx.func_ids.get(name) else { return Ok(Value::Void) };
+        let sig = match sig {
+            Some(s) => s,
+            None => {
+                let s = self.cx.indirect.sigs[name].clone();
+                if indirect::mentions_struct(&s) {
+                    let what = format!("callback `{}` (declared after the call, with struct types)", name);
+                    self.note(span, format!("{} is not modelled", what));
+                    self.stmt_edge(Stmt::Unsupported(what), sp);
+                    return Ok(Value::Void);
+                }
+                s
+            }
+        };
+        let mut args = Vec::new();
+        for p in &sig.params {
+            let v = self.unknown_of(p, Imprecision::Callback);
+            args.extend(self.flatten_value(v, p, span)?);
+        }
+        self.emit(EdgeKind::CallSummary(Call { callee, args, ret: Vec::new() }), sp);
+        Ok(Value::Void)
+    }
+
+    /// `atexit(f)` for a function `f` defined in the file: pushes `f`'s id on the synthetic
+    /// handler stack that [`Self::run_atexit`] pops. Other registrations (`on_exit`,
+    /// `at_quick_exit`, a handler given by a pointer) are `Unsupported`. `None` for other calls.
+    fn call_atexit(&mut self, name: &str, call: &CallExpression, span: LSpan) -> BResult<Option<Value>> {
+        if !matches!(name, "atexit" | "on_exit" | "at_quick_exit") || self.cx.func_ids.contains_key(name) {
+            return Ok(None);
+        }
+        let sp = self.span(span);
+        let handler = match (name, call.arguments.as_slice()) {
+            ("atexit", [h]) => indirect::designator(&h.node)
+                .filter(|h| matches!(self.cx.lookup(h), Some(Sym::Func(..))) && self.cx.func_ids.contains_key(*h))
+                .and_then(|h| self.cx.indirect.handler_id(h)),
+            _ => None,
+        };
         for a in &call.arguments {
             self.effect(a)?;
         }
-        self.note(span, "call through a function pointer is not modelled");
-        self.stmt_edge(Stmt::Unsupported("call through a function pointer".into()), sp);
-        let ret = match self.type_of(&call.callee)? {
-            CType::Ptr(p) => match *p {
-                CType::Func(sig) => sig.ret.clone(),
-                _ => CType::Int(IntTy::INT),
-            },
-            CType::Func(sig) => sig.ret.clone(),
-            _ => CType::Int(IntTy::INT),
+        let Some(id) = handler else {
+            let what = format!("`{}` handler that is not a function defined in the file", name);
+            self.note(span, format!("{} is not modelled", what));
+            self.stmt_edge(Stmt::Unsupported(what), sp);
+            return Ok(Some(Value::Int(Expr::Unknown(IntTy::INT, Imprecision::Other), CType::Int(IntTy::INT))));
         };
-        Ok(self.unknown_of(&ret, Imprecision::Other))
+        let (n, slots) = self.atexit_vars()?;
+        let count = Expr::Var(n, IntTy::INT);
+        self.stmt_edge(Stmt::Assign(LValue::Elem(slots, count.clone().cast(IntTy::I64)), Expr::Const(id as i128, IntTy::INT)), sp);
+        let next = Expr::Binary(BinOp::Add, Box::new(count), Box::new(Expr::Const(1, IntTy::INT)), IntTy::INT);
+        self.stmt_edge(Stmt::Assign(LValue::Var(n), next), sp);
+        Ok(Some(Value::Int(Expr::Const(0, IntTy::INT), CType::Int(IntTy::INT))))
+    }
+
+    /// The synthetic `atexit` stack (its height and its slots, ids of handlers), allocated on
+    /// first use and emptied in the start function before the entry runs.
+    fn atexit_vars(&mut self) -> BResult<(VarId, VarId)> {
+        if let Some(v) = self.cx.indirect.atexit_vars {
+            return Ok(v);
+        }
+        let how = Alloc { func: self.st.func, store: Store::Global, synthetic: true };
+        let int = CType::Int(IntTy::INT);
+        let Obj::Scalar(n) = self.cx.alloc_obj(&mut Vec::new(), how, "__atexit_count", &int, &[])? else {
+            unreachable!("an int is a scalar")
+        };
+        let Obj::Array(slots, _) = self.cx.alloc_obj(&mut Vec::new(), how, "__atexit_handlers", &CType::Array(Box::new(int), None), &[])?
+        else {
+            unreachable!("an int array is an array")
+        };
+        self.cx.indirect.atexit_vars = Some((n, slots));
+        let init = |b: &mut FnBuilder| {
+            b.emit(EdgeKind::Declaration(Stmt::Assign(LValue::Var(n), Expr::Const(0, IntTy::INT))), Span::default());
+            b.emit(EdgeKind::Declaration(Stmt::InitArray { var: slots, zero: true }), Span::default());
+        };
+        match self.cx.start.take() {
+            Some(mut start) => {
+                std::mem::swap(self.st, &mut start);
+                init(self);
+                std::mem::swap(self.st, &mut start);
+                self.cx.start = Some(start);
+            }
+            None => init(self),
+        }
+        Ok((n, slots))
+    }
+
+    /// At `exit()` and the return from `main`: pops and calls the registered `atexit` handlers,
+    /// last registered first; a handler that registers another gets it called next (C11
+    /// 7.22.4.2, as glibc runs them). Nothing when the file registers no handler.
+    pub fn run_atexit(&mut self, span: LSpan) -> BResult<()> {
+        let handlers: Vec<(usize, FuncId)> =
+            (self.cx.indirect.atexit.iter().enumerate()).filter_map(|(k, n)| self.cx.func_ids.get(n).map(|&f| (k + 1, f))).collect();
+        if !handlers.is_empty() {
+            self.run_handlers(&handlers, span)?;
+        }
+        // Then the destructors (glibc registers `.fini_array` before `main` runs).
+        let sp = self.span(span);
+        let dtors: Vec<FuncId> = self.cx.indirect.destructors.iter().filter_map(|n| self.cx.func_ids.get(n).copied()).collect();
+        for f in dtors {
+            self.emit(EdgeKind::CallSummary(Call { callee: f, args: Vec::new(), ret: Vec::new() }), sp);
+        }
+        Ok(())
+    }
+
+    /// The loop that pops and calls `atexit` handlers (`(id, function)` pairs).
+    fn run_handlers(&mut self, handlers: &[(usize, FuncId)], span: LSpan) -> BResult<()> {
+        let (n, slots) = self.atexit_vars()?;
+        let sp = self.span(span);
+        let head = self.new_node();
+        let cur = self.st.cur;
+        self.edge(cur, head, EdgeKind::Blank, sp);
+        let (pop, done) = (self.new_node(), self.new_node());
+        let count = Expr::Var(n, IntTy::INT);
+        let more = Expr::Binary(BinOp::Gt, Box::new(count.clone()), Box::new(Expr::Const(0, IntTy::INT)), IntTy::INT);
+        self.edge(head, pop, EdgeKind::Assume { cond: more.clone(), truth: true }, sp);
+        self.edge(head, done, EdgeKind::Assume { cond: more, truth: false }, sp);
+        self.st.cur = pop;
+        let prev = Expr::Binary(BinOp::Sub, Box::new(count.clone()), Box::new(Expr::Const(1, IntTy::INT)), IntTy::INT);
+        self.stmt_edge(Stmt::Assign(LValue::Var(n), prev), sp);
+        let id = Expr::Elem(slots, Box::new(count.cast(IntTy::I64)), IntTy::INT);
+        let mut at = self.st.cur;
+        for &(k, f) in handlers {
+            let (yes, no) = (self.new_node(), self.new_node());
+            let is = Expr::Binary(BinOp::Eq, Box::new(id.clone()), Box::new(Expr::Const(k as i128, IntTy::INT)), IntTy::INT);
+            self.edge(at, yes, EdgeKind::Assume { cond: is.clone(), truth: true }, sp);
+            self.edge(at, no, EdgeKind::Assume { cond: is, truth: false }, sp);
+            self.st.cur = yes;
+            self.emit(EdgeKind::CallSummary(Call { callee: f, args: Vec::new(), ret: Vec::new() }), sp);
+            let cur = self.st.cur;
+            self.edge(cur, head, EdgeKind::Blank, sp);
+            at = no;
+        }
+        // Every id pushed is one of the handlers above.
+        self.st.nodes[at.0 as usize].terminal = true;
+        self.st.cur = done;
+        Ok(())
     }
 
     /// Calls that change the control flow: property violations, `assert` without a
@@ -182,6 +485,9 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             for a in &call.arguments {
                 self.effect(a)?;
             }
+            if name == "exit" {
+                self.run_atexit(span)?;
+            }
             self.terminate(span);
             return Ok(Some(Value::Void));
         }
@@ -199,10 +505,40 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
     ) -> BResult<Value> {
         let sp = self.span(span);
         let mut writes = false;
+        // Functions the external may call back: named ones, and the candidates of pointers.
+        let mut callbacks: Vec<(String, Option<Rc<FuncSig>>)> = Vec::new();
+        let mut unknown_callback = false;
         for a in &call.arguments {
             let v = self.value(a)?;
             if let Value::Int(_, t) = &v {
                 writes |= t.is_pointer();
+                let CType::Ptr(p) = t else { continue };
+                let CType::Func(fsig) = &**p else {
+                    // A pointer to something holding function pointers (a struct of handlers):
+                    // the external may call any function used as a value.
+                    if indirect::has_fn_ptr(&self.cx.types, p, 0) {
+                        for c in self.pointer_candidates(None, usize::MAX) {
+                            if !callbacks.iter().any(|(n, _)| *n == c.0) {
+                                callbacks.push(c);
+                            }
+                        }
+                    }
+                    continue;
+                };
+                let named = indirect::designator(&a.node).and_then(|n| match self.cx.lookup(n) {
+                    Some(Sym::Func(_, s)) => Some((n.to_string(), Some(s.clone()))),
+                    _ => None,
+                });
+                let cands = match named {
+                    Some(c) => vec![c],
+                    None => self.pointer_candidates(Some(fsig), fsig.params.len()),
+                };
+                unknown_callback |= cands.is_empty();
+                for c in cands {
+                    if !callbacks.iter().any(|(n, _)| *n == c.0) {
+                        callbacks.push(c);
+                    }
+                }
             }
         }
         if is_allocator(&name) {
@@ -211,6 +547,19 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         }
         if writes && !is_pure_external(&name) {
             self.stmt_edge(Stmt::HavocMemory(Imprecision::ExternalWrite), sp);
+        }
+        if (!callbacks.is_empty() || unknown_callback) && !is_pure_external(&name) {
+            // A pointer from outside the file points to an external function: calling it is the
+            // external's own behaviour, already over-approximated. Only an unknown one in the
+            // file is not.
+            if unknown_callback {
+                let what = format!("function pointer passed to `{}`, which may call it", name);
+                self.note(span, format!("{} is not modelled", what));
+                self.stmt_edge(Stmt::Unsupported(what), sp);
+            }
+            if !callbacks.is_empty() {
+                self.external_callbacks(&callbacks, span)?;
+            }
         }
         let named = nondet_type(&name, &self.cx.types);
         let ret = match (&sig, &named) {

@@ -215,6 +215,10 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         }
         let it = self.cx.types.int_of(&ty).expect("integer-like");
         let e = match p {
+            // A volatile object may have changed since it was written.
+            Place::Obj { obj, .. } if matches!(&**obj, Obj::Scalar(v) | Obj::Array(v, _) if self.cx.indirect.volatile.contains(v)) => {
+                Expr::Unknown(it, Imprecision::Volatile)
+            }
             Place::Obj { obj, idx, .. } => match &**obj {
                 Obj::Scalar(v) if idx.is_empty() => Expr::Var(*v, it),
                 Obj::Array(v, dims) => match Self::linear_index(idx, dims) {
