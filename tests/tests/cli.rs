@@ -290,3 +290,31 @@ fn seed002_conciliated_interpolants_need_fewer_refinements_than_weakest() {
     let (conciliated, weakest) = (counts[2], counts[3]);
     assert!(weakest > conciliated, "Fig. 9: weakest {weakest}, conciliated {conciliated}");
 }
+
+/// `--property FILE.prp` reads SV-COMP property files; a file cpals cannot read or a property
+/// it does not check is an error (exit 3) naming the problem, and so is an unknown `--function`.
+#[test]
+fn property_files_and_entries_are_checked() {
+    let regression = cpals_tests::root().parent().unwrap().join("shared/bench/cpachecker-regression/properties");
+    let label = regression.join("unreach-label.prp").display().to_string();
+    let file = fixture("properties/unreach_label_ignores_reach_error.c");
+    let o = cpals(&["check", "--property", &label, &file], Duration::from_secs(60));
+    assert_eq!(o.code, Some(1), "{}{}", o.stdout, o.stderr);
+    assert!(o.stdout.contains("Verification result: FALSE(unreach-label)"), "{}", o.stdout);
+
+    let bad = temp_file("memsafety.prp", b"CHECK( init(main()), LTL(G valid-free) )\n");
+    let o = cpals(&["check", "--property", &bad, &file], Duration::from_secs(10));
+    assert_eq!(o.code, Some(3), "{}", o.stdout);
+    assert!(o.stderr.contains("does not check the property `Gvalid-free`"), "{}", o.stderr);
+    let garbage = temp_file("garbage.prp", b"hello\n");
+    let o = cpals(&["check", "--property", &garbage, &file], Duration::from_secs(10));
+    assert_eq!(o.code, Some(3));
+    assert!(o.stderr.contains("not a property"), "{}", o.stderr);
+    let o = cpals(&["check", "--property", "/nonexistent/unreach-call.prp", &file], Duration::from_secs(10));
+    assert_eq!(o.code, Some(3));
+    assert!(o.stderr.contains("cannot read the property file"), "{}", o.stderr);
+
+    let o = cpals(&["check", "--function", "nosuch", &fixture("properties/function_flag.c")], Duration::from_secs(10));
+    assert_eq!(o.code, Some(3));
+    assert!(o.stderr.contains("no function `nosuch`"), "{}", o.stderr);
+}

@@ -257,6 +257,8 @@ pub struct Program {
     /// Functions the program calls but does not define.
     pub externals: Vec<String>,
     pub notes: Vec<BuildNote>,
+    /// Which kinds of targets are properties (what the program was built for).
+    pub properties: crate::config::PropertySet,
 }
 
 impl Program {
