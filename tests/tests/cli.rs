@@ -318,3 +318,16 @@ fn property_files_and_entries_are_checked() {
     assert_eq!(o.code, Some(3));
     assert!(o.stderr.contains("no function `nosuch`"), "{}", o.stderr);
 }
+
+/// An entry's arguments are inputs no input function supplies: a counterexample that depends
+/// on one is reported at the assertion, and no harness is written for it.
+#[test]
+fn an_uncalled_function_is_verified_with_arbitrary_arguments() {
+    let harness = temp_file("entry.harness.c", b"");
+    let _ = std::fs::remove_file(&harness);
+    let o = cpals(&["check", "--harness", &harness, &fixture("properties/uncalled_function.c")], Duration::from_secs(60));
+    assert_eq!(o.code, Some(1), "{}", o.stdout);
+    assert!(o.stdout.contains("uncalled_function.c:16:3: false: assertion `x != 7` can fail"), "{}", o.stdout);
+    assert!(o.stderr.contains("depends on the argument `x` of check (an entry's argument)"), "{}", o.stderr);
+    assert!(!std::path::Path::new(&harness).exists());
+}

@@ -38,15 +38,16 @@ pub struct AnalysisArgs {
     /// adjustable-block encoding, the default) or edges (after every operation).
     #[arg(long, value_enum, default_value_t = BlockEncoding::LoopsAndFunctions)]
     pub blocks: BlockEncoding,
-    /// Verifies only this function as the entry (its callees included), as the language
-    /// server does for one unit; by default the program from `main`, or every uncalled
-    /// function when there is no `main`.
+    /// Verifies only this function as the entry, with arbitrary arguments (its callees
+    /// included; any function of the file, called or not), as the language server does for one
+    /// unit; by default `main` and every function nothing calls, each an entry of its own.
     #[arg(long)]
     pub function: Option<String>,
     /// An SV-COMP property file (`unreach-call.prp`: only calls of `reach_error`; CPAchecker's
     /// `unreach-label.prp`: only labels `ERROR`): only those targets are properties, and the
     /// entry is the function its `init(…)` names. By default every assert, `reach_error()`
-    /// call and `ERROR:` label is a property.
+    /// call and `ERROR:` label is a property. `unreach-call` and `unreach-label` also name
+    /// the two properties without a file.
     #[arg(long, value_name = "FILE.prp")]
     pub property: Option<std::path::PathBuf>,
     /// Interpolation strategies in the order they are tried: spacer, qe, farkas.
@@ -127,8 +128,16 @@ impl AnalysisArgs {
     pub fn build(&self) -> Result<BuildOptions, String> {
         let mut opts = BuildOptions::default();
         if let Some(path) = &self.property {
-            let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read the property file {}: {}", path.display(), e))?;
-            let (set, entry) = PropertySet::from_prp(&text).map_err(|e| format!("{}: {}", path.display(), e))?;
+            let (set, entry) = match path.to_str() {
+                // The two properties by name, as fixtures give them.
+                Some("unreach-call") if !path.exists() => (PropertySet::UNREACH_CALL, "main".to_string()),
+                Some("unreach-label") if !path.exists() => (PropertySet::UNREACH_LABEL, "main".to_string()),
+                _ => {
+                    let text =
+                        std::fs::read_to_string(path).map_err(|e| format!("cannot read the property file {}: {}", path.display(), e))?;
+                    PropertySet::from_prp(&text).map_err(|e| format!("{}: {}", path.display(), e))?
+                }
+            };
             opts.properties = set;
             opts.entry = Some(entry);
         }
