@@ -330,4 +330,19 @@ fn an_uncalled_function_is_verified_with_arbitrary_arguments() {
     assert!(o.stdout.contains("uncalled_function.c:16:3: false: assertion `x != 7` can fail"), "{}", o.stdout);
     assert!(o.stderr.contains("depends on the argument `x` of check (an entry's argument)"), "{}", o.stderr);
     assert!(!std::path::Path::new(&harness).exists());
+
+    // Without arguments the harness replays it, but an SV-COMP witness (whose task starts at
+    // main) is not written for a violation main does not reach.
+    let file = temp_file(
+        "entry_without_arguments.c",
+        b"#include <assert.h>\nextern int __VERIFIER_nondet_int(void);\nvoid check(void) {\n  int v = __VERIFIER_nondet_int();\n  assert(v != 3);\n}\nint main(void) { return 0; }\n",
+    );
+    let witness = temp_file("entry.witness.yml", b"");
+    let _ = std::fs::remove_file(&witness);
+    let o = cpals(&["check", "--witness", &witness, "--harness", &harness, &file], Duration::from_secs(60));
+    assert_eq!(o.code, Some(1), "{}", o.stdout);
+    assert!(o.stdout.contains(":5:3: false:"), "{}", o.stdout);
+    assert!(o.stderr.contains("the violation is in `check`, an entry of its own that `main` does not reach"), "{}", o.stderr);
+    assert!(!std::path::Path::new(&witness).exists());
+    assert!(std::path::Path::new(&harness).exists(), "{}", o.stderr);
 }
