@@ -194,8 +194,8 @@ pub struct PrecisionHint {
 /// Which targets are properties (DESIGN.md "Properties"): in the editor all three kinds; a
 /// benchmark task names one with its property file (`--property FILE.prp`). The CFA builder
 /// reads it: a target that is not a property is not a target at all (an `ERROR:` label is then
-/// just a label, a failing `assert` or an undefined `reach_error()` ends the path, a defined
-/// `reach_error` is an ordinary call).
+/// just a label, a failing `assert` ends the path, a defined `reach_error` is an ordinary
+/// call, and after a call of an undefined one, whether it returns is unknown).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct PropertySet {
     /// `assert(e)` from `<assert.h>` (a call to `__assert_fail`).
