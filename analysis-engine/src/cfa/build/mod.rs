@@ -25,8 +25,7 @@ use lang_c::ast::{
 use lang_c::span::{Node, Span as LSpan};
 
 use crate::cfa::loops::finish_cfa;
-use crate::cfa::{BuildNote, Cfa, DataModel, EdgeKind, Function, Program, SrcRange};
-use crate::config::PropertySet;
+use crate::cfa::{BuildNote, Cfa, DataModel, EdgeKind, Function, Program, PropertySet, SrcRange};
 use crate::frontend::{Parsed, SrcPos};
 use crate::ir::{FuncId, IntTy, VarId, VarInfo, VarKind};
 
