@@ -191,6 +191,8 @@ pub struct PrecisionHint {
     pub tracked: BTreeSet<String>,
 }
 
+pub use crate::cfa::PropertySet;
+
 /// Resource limits of one run (besides its time limit).
 #[derive(Clone, Debug)]
 pub struct Limits {

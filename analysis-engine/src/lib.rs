@@ -63,10 +63,16 @@ const FRONTEND_STACK: usize = 256 << 20;
 
 /// Preprocesses, parses and builds the automata of a buffer.
 pub fn load(input: &SourceInput, model: DataModel) -> Result<Program, LoadError> {
+    load_with(input, model, &cfa::build::BuildOptions::default())
+}
+
+/// Like [`load`], for the given properties and entry (`--property`, `--function`).
+pub fn load_with(input: &SourceInput, model: DataModel, opts: &cfa::build::BuildOptions) -> Result<Program, LoadError> {
     let input = input.clone();
+    let opts = opts.clone();
     let worker = std::thread::Builder::new().name("cpals-frontend".into()).stack_size(FRONTEND_STACK).spawn(move || {
         let parsed = frontend::parse_for(&input, model).map_err(LoadError::Frontend)?;
-        let mut program = cfa::build::build_program(&parsed, model).map_err(LoadError::Build)?;
+        let mut program = cfa::build::build_program_with(&parsed, model, &opts).map_err(LoadError::Build)?;
         program.source = std::sync::Arc::from(input.text.as_str());
         Ok(program)
     });

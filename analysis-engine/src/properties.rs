@@ -72,25 +72,28 @@ pub fn properties(p: &Program) -> Vec<Property> {
                             continue;
                         }
                         let site = (g, crate::cfa::EdgeId(eid as u32));
+                        // A helper that is an entry of its own is called by the start function,
+                        // which has no source: its property is shown at the check itself.
+                        let (function, range, condition) = if g == p.start {
+                            (f, target_range(p, f, target), target.condition.clone())
+                        } else {
+                            (g, p.func(g).abs(e.span), None)
+                        };
                         out.push(Property {
                             key: PropertyKey { func: f, target: t, site: Some(site) },
                             kind: target.kind,
-                            function: g,
-                            range: p.func(g).abs(e.span),
-                            condition: None,
+                            function,
+                            range,
+                            condition,
                         });
                     }
                 }
             } else {
-                let mut range = p.func(f).abs(target.span);
-                if target.kind == TargetKind::Assert {
-                    macro_start(p, &mut range);
-                }
                 out.push(Property {
                     key: PropertyKey { func: f, target: t, site: None },
                     kind: target.kind,
                     function: f,
-                    range,
+                    range: target_range(p, f, target),
                     condition: target.condition.clone(),
                 });
             }
@@ -99,6 +102,15 @@ pub fn properties(p: &Program) -> Vec<Property> {
     out.sort_by(|a, b| (&a.range.file, a.range.line, a.range.col, a.key).cmp(&(&b.range.file, b.range.line, b.range.col, b.key)));
     out.dedup_by(|a, b| a.key == b.key);
     out
+}
+
+/// Where a target is shown: the check the user wrote.
+fn target_range(p: &Program, f: FuncId, target: &crate::cfa::Target) -> SrcRange {
+    let mut range = p.func(f).abs(target.span);
+    if target.kind == TargetKind::Assert {
+        macro_start(p, &mut range);
+    }
+    range
 }
 
 /// `assert(e)` is a macro: its expansion's positions are approximate. Points the range at the

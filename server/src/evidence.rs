@@ -41,6 +41,17 @@ pub fn abridged(trace: &[TraceStep]) -> bool {
     trace.iter().any(|s| matches!(s.kind, StepKind::Omitted { .. }))
 }
 
+/// An argument of an entry function (`argument `x` of f`, what the start function passes an
+/// entry) is an input no input function supplies: neither a harness nor a witness (whose
+/// task starts at `main`) can give it.
+fn entry_argument(source: &str) -> Result<(), String> {
+    if source.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        Ok(())
+    } else {
+        Err(format!("the counterexample depends on the {} (an entry's argument), which no input function supplies", source))
+    }
+}
+
 /// The inputs of a violated property's counterexample, in the order the program reads them.
 /// Fails when the report does not carry all of them (an abridged trace, a value read from
 /// an uninitialised variable or an `extern` object, which a harness cannot supply).
@@ -63,6 +74,7 @@ pub fn inputs<'r>(p: &Program, prop: &'r PropertyReport) -> Result<Vec<Input<'r>
         if *origin != InputOrigin::Call {
             return Err(format!("the counterexample reads {} at line {}, which a harness cannot supply", source, step.range.line));
         }
+        entry_argument(source)?;
         let value = *value;
         let ty = *types.get(source).ok_or_else(|| format!("the input function `{}` is not called in the program", source))?;
         res.push(Input { step, function: source.clone(), ty, value });
@@ -81,6 +93,7 @@ pub fn sequence(p: &Program, prop: &PropertyReport) -> Result<Vec<(String, IntTy
             .inputs
             .iter()
             .map(|(f, v)| {
+                entry_argument(f)?;
                 types.get(f).map(|t| (f.clone(), *t, *v)).ok_or_else(|| format!("the input function `{}` is not called in the program", f))
             })
             .collect();

@@ -36,6 +36,16 @@ pub fn result_text(v: Verdict) -> &'static str {
     }
 }
 
+/// SV-COMP's result line for a run of `props`: a violation of CPAchecker's label property is
+/// `FALSE(unreach-label)`, any other `FALSE(unreach-call)` as [`result_text`] says.
+pub fn result_text_for(v: Verdict, props: analysis_engine::config::PropertySet) -> &'static str {
+    if v == Verdict::False && props == analysis_engine::config::PropertySet::UNREACH_LABEL {
+        "FALSE(unreach-label)"
+    } else {
+        result_text(v)
+    }
+}
+
 /// The data model named `s` (LP64 or ILP32, any case).
 pub fn parse_model(s: &str) -> Result<DataModel, String> {
     match s.to_ascii_uppercase().as_str() {

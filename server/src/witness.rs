@@ -188,6 +188,13 @@ pub fn violation_witness(report: &Report, program: &Program, task: &Task) -> Res
 /// whose trace is abridged gives only the target (the violation is reachable; the steps
 /// that get there are not in the report).
 fn segments(prop: &PropertyReport, program: &Program, task: &Task) -> Result<Vec<Value>, String> {
+    // A witness's task starts at `main`: a violation in an entry of its own (a function main
+    // does not reach, verified with arbitrary arguments) is not one of main's.
+    if let (Some(main), Some(&f)) = (program.entry, program.by_name.get(&prop.function)) {
+        if !program.reachable_functions(main).contains(&f) {
+            return Err(format!("the violation is in `{}`, an entry of its own that `main` does not reach", prop.function));
+        }
+    }
     let inputs = if crate::evidence::abridged(&prop.trace) { Vec::new() } else { crate::evidence::inputs(program, prop)? };
     let lines: Vec<&str> = task.source.split('\n').collect();
     let mut segs = Vec::new();

@@ -74,6 +74,31 @@ pub struct Fixture {
     pub timeouts: BTreeMap<String, u64>,
 }
 
+impl Fixture {
+    /// What the program is built for, from `ARGS`: `--property unreach-call|unreach-label`
+    /// (the benchmark properties by name; the entry is then `main`, as their property files
+    /// say) and `--function NAME`.
+    pub fn build_options(&self) -> analysis_engine::cfa::build::BuildOptions {
+        use analysis_engine::config::PropertySet;
+        let mut opts = analysis_engine::cfa::build::BuildOptions::default();
+        for w in self.args.windows(2) {
+            match w[0].as_str() {
+                "--property" => {
+                    opts.properties = match w[1].as_str() {
+                        "unreach-call" => PropertySet::UNREACH_CALL,
+                        "unreach-label" => PropertySet::UNREACH_LABEL,
+                        other => panic!("{}: unknown property `{}` in ARGS", self.path.display(), other),
+                    };
+                    opts.entry.get_or_insert_with(|| "main".into());
+                }
+                "--function" => opts.entry = Some(w[1].clone()),
+                _ => {}
+            }
+        }
+        opts
+    }
+}
+
 fn tagged(s: &str, key: &str) -> Option<(Option<String>, String)> {
     let rest = s.split(key).nth(1)?;
     if let Some(r) = rest.strip_prefix('[') {

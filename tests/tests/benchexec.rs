@@ -170,3 +170,46 @@ fn benchexec_runs_cpals_and_agrees_with_the_benchmark_runner() {
     validate_witnesses(&witnesses).unwrap_or_else(|e| panic!("schema validation failed: {e}"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The tool-info module's command line for a task: the task's property file as `--property`
+/// (unreach-call and CPAchecker's unreach-label), its data model (ILP32 when the task names
+/// none, as CPAchecker assumes), and an unsupported property refused.
+#[test]
+fn tool_info_passes_the_property_file_and_the_data_model() {
+    let py = python_with(&["benchexec"]);
+    let props = root().parent().unwrap().join("shared/bench/cpachecker-regression/properties");
+    let script = r#"
+import sys
+from benchexec.tools.template import BaseTool2, UnsupportedFeatureException
+from cpals_benchexec.cpals import Tool
+props = sys.argv[1]
+limits = BaseTool2.ResourceLimits(cputime=60)
+def line(prp, options):
+    task = BaseTool2.Task.with_files(["t.c"], property_file=props + "/" + prp, options=options)
+    return " ".join(Tool().cmdline("cpals", [], task, limits))
+print(line("unreach-call.prp", {"language": "C", "data_model": "LP64"}))
+print(line("unreach-label.prp", None))
+try:
+    Tool().cmdline("cpals", [], BaseTool2.Task.with_files(["t.c"], property_file=sys.argv[2], options=None), limits)
+    print("accepted")
+except UnsupportedFeatureException:
+    print("unsupported")
+"#;
+    let bad = std::env::temp_dir().join(format!("cpals-benchexec-{}.prp", std::process::id()));
+    std::fs::write(&bad, "CHECK( init(main()), LTL(G valid-free) )\n").unwrap();
+    let out = Command::new(py)
+        .args(["-c", script])
+        .arg(&props)
+        .arg(&bad)
+        .env("PYTHONPATH", root().join("tools/benchexec"))
+        .output()
+        .expect("python runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    let p = props.display();
+    assert_eq!(lines[0], format!("cpals check --property {p}/unreach-call.prp --data-model LP64 --timeout 58 t.c"));
+    assert_eq!(lines[1], format!("cpals check --property {p}/unreach-label.prp --data-model ILP32 --timeout 58 t.c"));
+    assert_eq!(lines[2], "unsupported");
+    let _ = std::fs::remove_file(&bad);
+}

@@ -293,3 +293,59 @@ fn seed002_conciliated_interpolants_need_fewer_refinements_than_weakest() {
     let (conciliated, weakest) = (counts[2], counts[3]);
     assert!(weakest > conciliated, "Fig. 9: weakest {weakest}, conciliated {conciliated}");
 }
+
+/// `--property FILE.prp` reads SV-COMP property files; a file cpals cannot read or a property
+/// it does not check is an error (exit 3) naming the problem, and so is an unknown `--function`.
+#[test]
+fn property_files_and_entries_are_checked() {
+    let regression = cpals_tests::root().parent().unwrap().join("shared/bench/cpachecker-regression/properties");
+    let label = regression.join("unreach-label.prp").display().to_string();
+    let file = fixture("properties/unreach_label_ignores_reach_error.c");
+    let o = cpals(&["check", "--property", &label, &file], Duration::from_secs(60));
+    assert_eq!(o.code, Some(1), "{}{}", o.stdout, o.stderr);
+    assert!(o.stdout.contains("Verification result: FALSE(unreach-label)"), "{}", o.stdout);
+
+    let bad = temp_file("memsafety.prp", b"CHECK( init(main()), LTL(G valid-free) )\n");
+    let o = cpals(&["check", "--property", &bad, &file], Duration::from_secs(10));
+    assert_eq!(o.code, Some(3), "{}", o.stdout);
+    assert!(o.stderr.contains("does not check the property `Gvalid-free`"), "{}", o.stderr);
+    let garbage = temp_file("garbage.prp", b"hello\n");
+    let o = cpals(&["check", "--property", &garbage, &file], Duration::from_secs(10));
+    assert_eq!(o.code, Some(3));
+    assert!(o.stderr.contains("not a property"), "{}", o.stderr);
+    let o = cpals(&["check", "--property", "/nonexistent/unreach-call.prp", &file], Duration::from_secs(10));
+    assert_eq!(o.code, Some(3));
+    assert!(o.stderr.contains("cannot read the property file"), "{}", o.stderr);
+
+    let o = cpals(&["check", "--function", "nosuch", &fixture("properties/function_flag.c")], Duration::from_secs(10));
+    assert_eq!(o.code, Some(3));
+    assert!(o.stderr.contains("no function `nosuch`"), "{}", o.stderr);
+}
+
+/// An entry's arguments are inputs no input function supplies: a counterexample that depends
+/// on one is reported at the assertion, and no harness is written for it.
+#[test]
+fn an_uncalled_function_is_verified_with_arbitrary_arguments() {
+    let harness = temp_file("entry.harness.c", b"");
+    let _ = std::fs::remove_file(&harness);
+    let o = cpals(&["check", "--harness", &harness, &fixture("properties/uncalled_function.c")], Duration::from_secs(60));
+    assert_eq!(o.code, Some(1), "{}", o.stdout);
+    assert!(o.stdout.contains("uncalled_function.c:16:3: false: assertion `x != 7` can fail"), "{}", o.stdout);
+    assert!(o.stderr.contains("depends on the argument `x` of check (an entry's argument)"), "{}", o.stderr);
+    assert!(!std::path::Path::new(&harness).exists());
+
+    // Without arguments the harness replays it, but an SV-COMP witness (whose task starts at
+    // main) is not written for a violation main does not reach.
+    let file = temp_file(
+        "entry_without_arguments.c",
+        b"#include <assert.h>\nextern int __VERIFIER_nondet_int(void);\nvoid check(void) {\n  int v = __VERIFIER_nondet_int();\n  assert(v != 3);\n}\nint main(void) { return 0; }\n",
+    );
+    let witness = temp_file("entry.witness.yml", b"");
+    let _ = std::fs::remove_file(&witness);
+    let o = cpals(&["check", "--witness", &witness, "--harness", &harness, &file], Duration::from_secs(60));
+    assert_eq!(o.code, Some(1), "{}", o.stdout);
+    assert!(o.stdout.contains(":5:3: false:"), "{}", o.stdout);
+    assert!(o.stderr.contains("the violation is in `check`, an entry of its own that `main` does not reach"), "{}", o.stderr);
+    assert!(!std::path::Path::new(&witness).exists());
+    assert!(std::path::Path::new(&harness).exists(), "{}", o.stderr);
+}

@@ -200,6 +200,11 @@ fn every_fixture_counterexample_replays_natively() {
         if run.report["verdict"] != "false" {
             continue;
         }
+        if !h.exists() && !w.exists() && run.stderr.contains("depends on the argument") {
+            // An entry's arguments (an uncalled function verified on its own) come from no
+            // input function: no harness or witness can supply them.
+            continue;
+        }
         if let Err(e) = validate_witnesses(std::slice::from_ref(&w)) {
             failures.push(format!("{name}: witness: {e}"));
         }

@@ -41,7 +41,7 @@ fn config(f: &Fixture, analysis: &str) -> VerifyConfig {
 fn run(f: &Fixture, analysis: &str) -> Report {
     let model = if f.args.windows(2).any(|w| w[0] == "--data-model" && w[1] == "ILP32") { DataModel::Ilp32 } else { DataModel::Lp64 };
     let input = SourceInput::read(&f.path).expect("fixture readable");
-    let program = analysis_engine::load(&input, model).unwrap_or_else(|e| panic!("{}: {}", f.path.display(), e));
+    let program = analysis_engine::load_with(&input, model, &f.build_options()).unwrap_or_else(|e| panic!("{}: {}", f.path.display(), e));
     let errs = analysis_engine::cfa::check::check_program(&program);
     assert!(errs.is_empty(), "{}: malformed CFA: {:?}", f.path.display(), errs);
     let cfg = config(f, analysis);

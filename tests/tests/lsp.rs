@@ -531,3 +531,33 @@ async fn settings_change_without_restart() {
     assert!(m.msg["params"]["message"].as_str().unwrap().contains("trigger"));
     c.shutdown().await;
 }
+
+/// Every function verified: besides `main`, a function nothing calls is a unit of its own
+/// (verified with arbitrary arguments), with its own lens, and its violation is shown at the
+/// assertion.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_uncalled_function_is_a_unit_with_its_own_lens() {
+    let path = root().join("fixtures/properties/uncalled_function.c");
+    let (uri, text) = (file_uri(&path), std::fs::read_to_string(&path).expect("fixture"));
+    let mut c = client(options()).await;
+    c.open(&uri, &text).await;
+    let (done, diags) = c.settled(&uri, 1).await;
+    assert_eq!(sorted(&done["verified"]), vec!["check", "main"], "{done}");
+    let violated = with_code(&diags, "violated");
+    assert_eq!(violated.len(), 1, "{diags:#?}");
+    assert_eq!(violated[0]["range"]["start"]["line"], line_of(&text, "assert(x != 7)"));
+    assert_eq!(with_code(&diags, "proved").len(), 2, "{diags:#?}");
+    let lenses = c.call("textDocument/codeLens", json!({"textDocument": {"uri": uri}})).await;
+    let title_of = |f: &str| {
+        lenses
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["command"]["arguments"][1] == f)
+            .map(|l| l["command"]["title"].as_str().unwrap().to_string())
+    };
+    assert_eq!(title_of("check").as_deref(), Some("✗ 1 violation"));
+    assert!(title_of("main").unwrap().starts_with("✓ proved"), "{lenses:#}");
+    assert!(title_of("helper").unwrap().starts_with("✓ proved"), "{lenses:#}");
+    c.shutdown().await;
+}

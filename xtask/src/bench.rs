@@ -19,7 +19,8 @@ use cpals::messages::EXIT_ERROR;
 
 #[derive(clap::Args)]
 pub struct BenchArgs {
-    /// A folder with an INDEX.tsv (category, c_file, yml_file, expected_verdict, …).
+    /// A folder with an INDEX.tsv (columns by header name: category, c_file, yml_file,
+    /// expected_verdict, optionally property).
     pub dir: PathBuf,
     /// CPU-time limit per task in seconds, as SV-COMP counts it (a verdict that took longer
     /// counts as a timeout; the child is killed 5 s after it, or after 4 times it on the wall clock).
@@ -60,6 +61,8 @@ struct Task {
     file: PathBuf,
     expected: bool,
     data_model: String,
+    /// The task's property file (from its `.yml`), passed as `--property`.
+    property: Option<PathBuf>,
 }
 
 #[derive(Clone, Debug)]
@@ -74,31 +77,90 @@ struct Outcome {
     replay: Option<(bool, String)>,
 }
 
+/// What a task definition (`.yml`, SV-COMP's format) says about one property: its property
+/// file (resolved against the `.yml`'s folder) and expected verdict, and the data model.
+#[derive(Debug, PartialEq)]
+struct TaskDef {
+    property: Option<PathBuf>,
+    expected: Option<bool>,
+    data_model: String,
+}
+
+/// Reads the entry of `properties:` whose property file is named `property` (e.g.
+/// `unreach-call.prp`) and `options: data_model` (ILP32 when none is named, as CPAchecker
+/// assumes). A line-based reader for the flat form task definitions have.
+fn task_def(yml: &str, yml_dir: &Path, property: &str) -> TaskDef {
+    let mut def = TaskDef { property: None, expected: None, data_model: "ILP32".into() };
+    let mut in_match = false;
+    for line in yml.lines() {
+        let t = line.trim();
+        let t = t.split(" #").next().unwrap_or(t).trim();
+        let value = |key: &str| t.strip_prefix(key).map(|v| v.trim().trim_matches(['\'', '"']).to_string());
+        if let Some(v) = value("- property_file:") {
+            let name = Path::new(&v).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            in_match = name == property;
+            if in_match {
+                def.property = Some(yml_dir.join(&v));
+            }
+        } else if let Some(v) = value("expected_verdict:") {
+            if in_match {
+                def.expected = Some(v == "true");
+            }
+        } else if let Some(v) = value("data_model:") {
+            def.data_model = v;
+        } else if !line.starts_with(char::is_whitespace) && !t.is_empty() {
+            in_match = false;
+        }
+    }
+    def
+}
+
+/// The tasks of `dir`'s INDEX.tsv, whose columns are found by their header names: `category`,
+/// `c_file`, `yml_file`, `expected_verdict` and, optionally, `property` (the property file's
+/// name the verdict is for; without the column, SV-COMP's `unreach-call.prp`).
 fn read_tasks(dir: &Path, filter: Option<&str>, only: Option<&str>) -> Result<Vec<Task>, String> {
     let index = dir.join("INDEX.tsv");
     let text = std::fs::read_to_string(&index).map_err(|e| format!("cannot read {}: {}", index.display(), e))?;
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap_or_default().split('\t').map(str::trim).collect();
+    let col = |name: &str| header.iter().position(|h| *h == name);
+    let need = |name: &str| col(name).ok_or_else(|| format!("{} has no column `{}` in its header", index.display(), name));
+    let (c_cat, c_file, c_yml, c_exp) = (need("category")?, need("c_file")?, need("yml_file")?, need("expected_verdict")?);
+    let c_prop = col("property");
     let mut tasks = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let cols: Vec<&str> = line.split('\t').collect();
-        if i == 0 && cols.first() == Some(&"category") {
-            continue;
-        }
-        if cols.len() < 4 {
+    for line in lines {
+        let cols: Vec<&str> = line.split('\t').map(str::trim).collect();
+        let get = |i: usize| cols.get(i).copied().unwrap_or("");
+        if get(c_file).is_empty() {
             continue;
         }
         if let Some(f) = filter {
-            if !f.split(',').any(|p| cols[0].starts_with(p.trim())) {
+            if !f.split(',').any(|p| get(c_cat).starts_with(p.trim())) {
                 continue;
             }
         }
         if let Some(o) = only {
-            if !o.split(',').any(|p| p.trim() == cols[2]) {
+            if !o.split(',').any(|p| p.trim() == get(c_yml)) {
                 continue;
             }
         }
-        let yml = std::fs::read_to_string(dir.join(cols[2])).unwrap_or_default();
-        let data_model = if yml.contains("ILP32") { "ILP32" } else { "LP64" }.to_string();
-        tasks.push(Task { category: cols[0].to_string(), file: dir.join(cols[1]), expected: cols[3].trim() == "true", data_model });
+        let yml_path = dir.join(get(c_yml));
+        let yml = std::fs::read_to_string(&yml_path).map_err(|e| format!("cannot read {}: {}", yml_path.display(), e))?;
+        let property = c_prop.map(get).filter(|p| !p.is_empty()).unwrap_or("unreach-call.prp");
+        let def = task_def(&yml, yml_path.parent().unwrap_or(dir), property);
+        let expected = match (def.expected, get(c_exp)) {
+            (Some(e), _) => e,
+            (None, "true") => true,
+            (None, "false") => false,
+            (None, other) => return Err(format!("{}: no expected verdict for {} (INDEX says `{}`)", yml_path.display(), property, other)),
+        };
+        tasks.push(Task {
+            category: get(c_cat).to_string(),
+            file: dir.join(get(c_file)),
+            expected,
+            data_model: def.data_model,
+            property: def.property,
+        });
     }
     Ok(tasks)
 }
@@ -266,6 +328,7 @@ fn run_task(exe: &Path, t: &Task, analysis: &str, timeout: f64, extra: &[String]
         .arg(&witness)
         .arg("--harness")
         .arg(&harness)
+        .args(t.property.iter().flat_map(|p| [std::ffi::OsStr::new("--property"), p.as_os_str()]))
         .args(extra)
         .arg(&t.file);
     let (out, cpu, wall, rss, killed) = run_child(cmd, timeout + 5.0, Duration::from_secs_f64(4.0 * timeout + 10.0));
@@ -299,6 +362,8 @@ struct Tally {
     wrong_true: u32,
     wrong_false: u32,
     unknown: u32,
+    /// Of `unknown`: runs that gave no verdict at all (front-end error or crash).
+    error: u32,
     cpu: f64,
     correct_cpu: Vec<f64>,
     max_rss_kb: u64,
@@ -321,6 +386,10 @@ impl Tally {
             }
             ("true", false) => self.wrong_true += 1,
             ("false", true) => self.wrong_false += 1,
+            ("error", _) => {
+                self.unknown += 1;
+                self.error += 1;
+            }
             _ => self.unknown += 1,
         }
     }
@@ -479,7 +548,7 @@ fn print_tables(args: &BenchArgs, tasks: &[Task], analyses: &[String], results: 
     for (a, name) in analyses.iter().enumerate() {
         println!("### {}\n", name);
         println!(
-            "| category | tasks | correct true | correct false | wrong | unknown | score | CPU s | median CPU s (correct) | peak MB |"
+            "| category | tasks | correct true | correct false | wrong | unknown (of which error) | score | CPU s | median CPU s (correct) | peak MB |"
         );
         println!("|---|---|---|---|---|---|---|---|---|---|");
         let mut all = Tally::default();
@@ -538,16 +607,70 @@ fn print_tables(args: &BenchArgs, tasks: &[Task], analyses: &[String], results: 
 
 fn print_row(name: &str, t: &Tally) {
     println!(
-        "| {} | {} | {} | {} | {} | {} | {} | {:.1} | {:.2} | {:.0} |",
+        "| {} | {} | {} | {} | {} | {} ({}) | {} | {:.1} | {:.2} | {:.0} |",
         name,
         t.correct() + t.wrong_true + t.wrong_false + t.unknown,
         t.correct_true,
         t.correct_false,
         t.wrong_true + t.wrong_false,
         t.unknown,
+        t.error,
         t.score(),
         t.cpu,
         t.median_correct_cpu(),
         t.max_rss_kb as f64 / 1024.0
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{read_tasks, task_def, TaskDef};
+    use std::path::{Path, PathBuf};
+
+    const YML: &str = "format_version: '2.0'\ninput_files: 'a.c'\n\nproperties:\n  - property_file: ../properties/unreach-call.prp\n    expected_verdict: true\n  - property_file: ../../properties/unreach-label.prp\n    expected_verdict: false\n  - property_file: ../properties/valid-memsafety.prp\n    expected_verdict: false\n    sub-property: valid-memtrack\n";
+
+    #[test]
+    fn task_definitions_give_the_property_file_its_verdict_and_the_data_model() {
+        let dir = Path::new("/tasks/cat");
+        let call = task_def(YML, dir, "unreach-call.prp");
+        assert_eq!(
+            call,
+            TaskDef { property: Some(dir.join("../properties/unreach-call.prp")), expected: Some(true), data_model: "ILP32".into() }
+        );
+        let label = task_def(&format!("{YML}\noptions:\n  language: C\n  data_model: LP64\n"), dir, "unreach-label.prp");
+        assert_eq!(
+            label,
+            TaskDef { property: Some(dir.join("../../properties/unreach-label.prp")), expected: Some(false), data_model: "LP64".into() }
+        );
+        assert_eq!(task_def(YML, dir, "no-overflow.prp").property, None);
+    }
+
+    #[test]
+    fn index_columns_are_read_by_their_header_names() {
+        let dir: PathBuf = std::env::temp_dir().join(format!("cpals-bench-index-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("cat")).unwrap();
+        std::fs::write(dir.join("cat/a.yml"), YML).unwrap();
+        std::fs::write(
+            dir.join("INDEX.tsv"),
+            "category\tc_file\tyml_file\tproperty\texpected_verdict\tsize_bytes\ncat\tcat/a.c\tcat/a.yml\tunreach-label.prp\tfalse\t10\n",
+        )
+        .unwrap();
+        let t = read_tasks(&dir, None, None).unwrap();
+        assert_eq!(t.len(), 1);
+        assert!(!t[0].expected);
+        assert_eq!(t[0].property, Some(dir.join("cat/../../properties/unreach-label.prp")));
+        assert_eq!(t[0].data_model, "ILP32");
+        // SV-COMP's layout: no property column (the reachability property), the verdict fourth.
+        std::fs::write(
+            dir.join("INDEX.tsv"),
+            "category\tc_file\tyml_file\texpected_verdict\tsize_bytes\ncat\tcat/a.c\tcat/a.yml\ttrue\t10\n",
+        )
+        .unwrap();
+        let t = read_tasks(&dir, None, None).unwrap();
+        assert!(t[0].expected);
+        assert_eq!(t[0].property, Some(dir.join("cat/../properties/unreach-call.prp")));
+        std::fs::write(dir.join("INDEX.tsv"), "c_file\tyml_file\n").unwrap();
+        assert!(read_tasks(&dir, None, None).unwrap_err().contains("no column `category`"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -12,6 +12,7 @@ pub mod dot;
 pub mod loops;
 pub mod op;
 pub mod pretty;
+mod selection;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -19,6 +20,7 @@ use std::sync::Arc;
 use crate::ir::{Expr, FuncId, LValue, Stmt, VarId, VarInfo};
 
 pub use op::{op_ctx, CallSite, Loc, Op, OpCtx, OpKind};
+pub use selection::PropertySet;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct NodeId(pub u32);
@@ -257,6 +259,8 @@ pub struct Program {
     /// Functions the program calls but does not define.
     pub externals: Vec<String>,
     pub notes: Vec<BuildNote>,
+    /// Which kinds of targets are properties (what the program was built for).
+    pub properties: PropertySet,
 }
 
 impl Program {

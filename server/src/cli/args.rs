@@ -4,8 +4,9 @@
 use std::path::Path;
 use std::time::Duration;
 
+use analysis_engine::cfa::build::BuildOptions;
 use analysis_engine::cfa::{DataModel, Program};
-use analysis_engine::config::{Abstraction, BlockEncoding, Form, Kind, Order, Scope, Strategy};
+use analysis_engine::config::{Abstraction, BlockEncoding, Form, Kind, Order, PropertySet, Scope, Strategy};
 use analysis_engine::frontend::SourceInput;
 use analysis_engine::{Analysis, VerifyConfig};
 
@@ -37,11 +38,18 @@ pub struct AnalysisArgs {
     /// adjustable-block encoding, the default) or edges (after every operation).
     #[arg(long, value_enum, default_value_t = BlockEncoding::LoopsAndFunctions)]
     pub blocks: BlockEncoding,
-    /// Verifies only this function as the entry (its callees included), as the language
-    /// server does for one unit; by default the program from `main`, or every uncalled
-    /// function when there is no `main`.
+    /// Verifies only this function as the entry, with arbitrary arguments (its callees
+    /// included; any function of the file, called or not), as the language server does for one
+    /// unit; by default `main` and every function nothing calls, each an entry of its own.
     #[arg(long)]
     pub function: Option<String>,
+    /// An SV-COMP property file (`unreach-call.prp`: only calls of `reach_error`; CPAchecker's
+    /// `unreach-label.prp`: only labels `ERROR`): only those targets are properties, and the
+    /// entry is the function its `init(…)` names. By default every assert, `reach_error()`
+    /// call and `ERROR:` label is a property. `unreach-call` and `unreach-label` also name
+    /// the two properties without a file.
+    #[arg(long, value_name = "FILE.prp")]
+    pub property: Option<std::path::PathBuf>,
     /// Interpolation strategies in the order they are tried: spacer, qe, farkas.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "spacer,qe,farkas")]
     pub interpolation: Vec<Strategy>,
@@ -104,6 +112,9 @@ impl AnalysisArgs {
             );
         }
         cfg.entry = self.function.clone();
+        if cfg.entry.is_none() && self.property.is_some() {
+            cfg.entry = self.build()?.entry;
+        }
         if cfg.predicate.interpolation.is_empty() {
             return Err("at least one interpolation strategy is needed".into());
         }
@@ -111,8 +122,34 @@ impl AnalysisArgs {
     }
 }
 
-/// The program in `file`, or the front end's error message.
-pub fn load(file: &Path, model: DataModel) -> Result<Program, String> {
+impl AnalysisArgs {
+    /// What the automata are built for: the properties of `--property` and its entry, or
+    /// `--function`.
+    pub fn build(&self) -> Result<BuildOptions, String> {
+        let mut opts = BuildOptions::default();
+        if let Some(path) = &self.property {
+            let (set, entry) = match path.to_str() {
+                // The two properties by name, as fixtures give them.
+                Some("unreach-call") if !path.exists() => (PropertySet::UNREACH_CALL, "main".to_string()),
+                Some("unreach-label") if !path.exists() => (PropertySet::UNREACH_LABEL, "main".to_string()),
+                _ => {
+                    let text =
+                        std::fs::read_to_string(path).map_err(|e| format!("cannot read the property file {}: {}", path.display(), e))?;
+                    PropertySet::from_prp(&text).map_err(|e| format!("{}: {}", path.display(), e))?
+                }
+            };
+            opts.properties = set;
+            opts.entry = Some(entry);
+        }
+        if let Some(f) = &self.function {
+            opts.entry = Some(f.clone());
+        }
+        Ok(opts)
+    }
+}
+
+/// The program in `file` built for `opts`, or the front end's error message.
+pub fn load(file: &Path, model: DataModel, opts: &BuildOptions) -> Result<Program, String> {
     let input = SourceInput::read(file).map_err(|e| e.to_string())?;
-    analysis_engine::load(&input, model).map_err(|e| e.to_string())
+    analysis_engine::load_with(&input, model, opts).map_err(|e| e.to_string())
 }

@@ -13,7 +13,7 @@ pub fn run(file: &Path, dot: bool, data_model: &str) -> i32 {
             return EXIT_ERROR;
         }
     };
-    match load(file, model) {
+    match load(file, model, &Default::default()) {
         Ok(p) => {
             if dot {
                 print!("{}", analysis_engine::cfa::dot::to_dot(&p));

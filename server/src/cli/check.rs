@@ -8,7 +8,8 @@ use analysis_engine::report::{Report, StepKind, Verdict};
 use analysis_engine::Cancel;
 
 use crate::cli::args::{load, AnalysisArgs};
-use crate::messages::{exit_code, message, result_text, EXIT_ERROR};
+use crate::messages::{exit_code, message, result_text_for, EXIT_ERROR};
+use analysis_engine::config::PropertySet;
 
 /// What `check` prints and writes besides the verdict.
 pub struct Outputs {
@@ -27,7 +28,14 @@ pub fn run(file: &Path, args: &AnalysisArgs, out: &Outputs) -> i32 {
             return EXIT_ERROR;
         }
     };
-    let program = match load(file, model) {
+    let opts = match args.build() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("cpals: {}", e);
+            return EXIT_ERROR;
+        }
+    };
+    let program = match load(file, model, &opts) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("{}", e);
@@ -49,7 +57,7 @@ pub fn run(file: &Path, args: &AnalysisArgs, out: &Outputs) -> i32 {
     if json {
         println!("{}", serde_json::to_string_pretty(&crate::json::report(&report)).expect("JSON"));
     } else {
-        print_text(&report, trace);
+        print_text(&report, trace, program.properties);
     }
     if let Some(path) = &out.witness {
         write_witness(file, path, &report, &program, model);
@@ -81,7 +89,7 @@ fn write_witness(file: &Path, path: &Path, report: &Report, program: &Program, m
 
 /// The text form of a report: one line per property (with its counterexample's steps if
 /// `trace`), the invariants, and SV-COMP's `Verification result:` line.
-pub fn print_text(r: &Report, trace: bool) {
+pub fn print_text(r: &Report, trace: bool, props: PropertySet) {
     for p in &r.properties {
         println!("{}:{}:{}: {}: {}", p.range.file, p.range.line, p.range.col, p.verdict.as_str(), message(p));
         if trace && p.verdict == Verdict::False {
@@ -113,5 +121,5 @@ pub fn print_text(r: &Report, trace: bool) {
     for i in &r.invariants {
         println!("{}:{}:{}: invariant: {} ({})", i.range.file, i.range.line, i.range.col, i.expr, i.source);
     }
-    println!("Verification result: {}", result_text(r.verdict));
+    println!("Verification result: {}", result_text_for(r.verdict, props));
 }

@@ -25,7 +25,7 @@ pub fn run(file: &Path, harness: &Path, data_model: &str, timeout: f64) -> i32 {
         eprintln!("cpals: cannot read {}", harness.display());
         return EXIT_ERROR;
     }
-    let program = match load(file, model) {
+    let program = match load(file, model, &Default::default()) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("{}", e);

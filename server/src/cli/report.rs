@@ -16,7 +16,14 @@ pub fn run(file: &Path, args: &AnalysisArgs, output: &Path) -> i32 {
             return EXIT_ERROR;
         }
     };
-    let program = match load(file, model) {
+    let opts = match args.build() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("cpals: {}", e);
+            return EXIT_ERROR;
+        }
+    };
+    let program = match load(file, model, &opts) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("{}", e);
@@ -29,6 +36,6 @@ pub fn run(file: &Path, args: &AnalysisArgs, output: &Path) -> i32 {
         eprintln!("cpals: cannot write {}: {}", output.display(), e);
         return EXIT_ERROR;
     }
-    print_text(&report, false);
+    print_text(&report, false, program.properties);
     exit_code(report.verdict)
 }

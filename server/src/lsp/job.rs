@@ -561,8 +561,12 @@ mod tests {
     #[test]
     fn unit_keys_cover_callees_and_configuration() {
         let s = Settings::default();
-        let (p1, _) = load_incremental(&input(TEXT), DataModel::Lp64, None).unwrap();
-        let (p2, _) = load_incremental(&input(&TEXT.replace("x + 1", "x + 2")), DataModel::Lp64, Some(&p1)).unwrap();
+        // Entries are the uncalled functions that reach a property.
+        let text = "extern void reach_error(void);\nint g(int x) { return x + 1; }\nint f(int x) {\n  if (g(x) == 0) reach_error();\n  return 1;\n}\nint h(void) { if (3 != 3) reach_error(); return 3; }\nint k(int y) { return g(y); }\n";
+        let (p1, _) = load_incremental(&input(text), DataModel::Lp64, None).unwrap();
+        let (p2, _) = load_incremental(&input(&text.replace("x + 1", "x + 2")), DataModel::Lp64, Some(&p1)).unwrap();
+        let roots: Vec<String> = units(&p1, &s).into_iter().map(|u| u.root).collect();
+        assert_eq!(roots, ["f", "h"], "k reaches no property: nothing to verify");
         let key = |p: &Program, s: &Settings, root: &str| units(p, s).into_iter().find(|u| u.root == root).unwrap().key;
         // Roots: f (calls g) and h. Changing g changes f's key, not h's.
         assert_ne!(key(&p1, &s, "f"), key(&p2, &s, "f"));

@@ -200,6 +200,10 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
 
     /// Marks a target node reached from the current node and continues at a dead node.
     pub fn target(&mut self, kind: TargetKind, span: LSpan, condition: Option<String>) {
+        if !self.cx.props.counts(kind) {
+            // Not a property (`--property`): a failing `assert` or `reach_error()` still aborts.
+            return self.terminate(span);
+        }
         let t = self.new_node();
         if self.st.dry == 0 {
             let sp = self.span(span);
@@ -406,7 +410,11 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                         let sp = self.span(id.span);
                         self.edge(cur, n, EdgeKind::Blank, sp);
                         self.st.cur = n;
-                        if name == "ERROR" && !starts_with_target_call(&l.node.statement.node) {
+                        // With every kind of property, `ERROR: reach_error();` is one property (the
+                        // call's); with labels alone, the label is the property.
+                        let props = self.cx.props;
+                        let call_counts = props.assert && props.reach_error;
+                        if name == "ERROR" && props.error_label && (!call_counts || !starts_with_target_call(&l.node.statement.node)) {
                             let t = self.new_node();
                             self.st.targets.push(Target { kind: TargetKind::ErrorLabel, span: sp, condition: None });
                             self.st.nodes[t.0 as usize].target = Some(self.st.targets.len() as u32 - 1);

@@ -203,6 +203,7 @@ pub fn scan(parsed: &Parsed, model: DataModel) -> Indirect {
         externals: BTreeSet::new(),
         byref: Default::default(),
         indirect: Indirect::default(),
+        props: Default::default(),
     };
     let mut defined: HashSet<String> = HashSet::new();
     // `extern` objects that may hold function pointers, and whether the file defines them.

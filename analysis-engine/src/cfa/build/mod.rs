@@ -25,7 +25,7 @@ use lang_c::ast::{
 use lang_c::span::{Node, Span as LSpan};
 
 use crate::cfa::loops::finish_cfa;
-use crate::cfa::{BuildNote, Cfa, DataModel, EdgeKind, Function, Program, SrcRange};
+use crate::cfa::{BuildNote, Cfa, DataModel, EdgeKind, Function, Program, PropertySet, SrcRange};
 use crate::frontend::{Parsed, SrcPos};
 use crate::ir::{FuncId, IntTy, VarId, VarInfo, VarKind};
 
@@ -107,10 +107,27 @@ struct ProgCx<'p> {
     byref: byref::ByRef,
     /// What calls through pointers, callbacks and `atexit` handlers may reach ([`indirect`]).
     indirect: indirect::Indirect,
+    /// Which targets are properties (the others are not targets at all).
+    props: PropertySet,
 }
 
-/// Builds the automata of a parsed translation unit.
+/// What the automata are built for besides the data model.
+#[derive(Clone, Debug, Default)]
+pub struct BuildOptions {
+    /// Which targets are properties (`--property`; default all three kinds).
+    pub properties: PropertySet,
+    /// The only entry (`--function`, or the `init(…)` of a property file); `None`: `main` and
+    /// every function nothing calls.
+    pub entry: Option<String>,
+}
+
+/// Builds the automata of a parsed translation unit (every property, the default entries).
 pub fn build_program(parsed: &Parsed, model: DataModel) -> Result<Program, BuildError> {
+    build_program_with(parsed, model, &BuildOptions::default())
+}
+
+/// Builds the automata of a parsed translation unit for the given properties and entry.
+pub fn build_program_with(parsed: &Parsed, model: DataModel, opts: &BuildOptions) -> Result<Program, BuildError> {
     let file: Arc<str> = parsed.linemap.main_file().clone();
     let mut cx = ProgCx {
         parsed,
@@ -125,6 +142,7 @@ pub fn build_program(parsed: &Parsed, model: DataModel) -> Result<Program, Build
         externals: BTreeSet::new(),
         byref: byref::by_reference_params(&parsed.unit),
         indirect: indirect::scan(parsed, model),
+        props: opts.properties,
     };
     // Function ids in definition order; the start function comes last.
     let mut names = Vec::new();
@@ -165,14 +183,15 @@ pub fn build_program(parsed: &Parsed, model: DataModel) -> Result<Program, Build
 
     let entry = cx.func_ids.get("main").copied();
     let functions: Vec<Function> = functions.into_iter().map(|f| f.expect("every definition built")).collect();
-    // The start function: global initialisers, then the entry (or any function nobody calls,
-    // chosen nondeterministically, when there is no `main`).
-    let roots: Vec<FuncId> = match entry {
-        Some(m) => vec![m],
-        None => {
-            let called: BTreeSet<FuncId> = functions.iter().flat_map(|f| f.cfa.callees()).collect();
-            (0..functions.len() as u32).map(FuncId).filter(|f| !called.contains(f)).collect()
-        }
+    // The start function: global initialisers, then a nondeterministic choice among the
+    // entries (DESIGN.md "Properties"): `main` and every function nothing calls, or the one
+    // entry asked for.
+    let roots: Vec<FuncId> = match &opts.entry {
+        Some(name) => match cx.func_ids.get(name) {
+            Some(&f) => vec![f],
+            None => return Err(cx.err(LSpan::none(), format!("no function `{}` is defined", name))),
+        },
+        None => default_roots(parsed, &cx, &functions, entry),
     };
     let mut start = cx.start.take().expect("start function");
     func::FnBuilder { cx: &mut cx, st: &mut start }.call_roots(&roots, &functions)?;
@@ -197,7 +216,64 @@ pub fn build_program(parsed: &Parsed, model: DataModel) -> Result<Program, Build
         escaped: cx.escaped.into_iter().collect(),
         externals: cx.externals.into_iter().collect(),
         notes,
+        properties: opts.properties,
     })
+}
+
+/// The default entries: `main` (if there is one) and every function that nothing in the file
+/// calls (other than itself) or takes the address of, among those that reach a property.
+fn default_roots(parsed: &Parsed, cx: &ProgCx, functions: &[Function], main: Option<FuncId>) -> Vec<FuncId> {
+    use lang_c::visit::Visit;
+    /// Names called in a function body.
+    struct Calls<'n> {
+        names: &'n mut BTreeSet<String>,
+    }
+    impl<'ast> Visit<'ast> for Calls<'_> {
+        fn visit_call_expression(&mut self, c: &'ast lang_c::ast::CallExpression, span: &'ast LSpan) {
+            if let lang_c::ast::Expression::Identifier(id) = &c.callee.node {
+                self.names.insert(id.node.name.clone());
+            }
+            lang_c::visit::visit_call_expression(self, c, span);
+        }
+    }
+    let mut called: BTreeSet<String> = cx.address_taken_funcs.clone();
+    for ext in &parsed.unit.0 {
+        let mut names = BTreeSet::new();
+        let own = match &ext.node {
+            ExternalDeclaration::FunctionDefinition(fd) => declarator_name(&fd.node.declarator.node),
+            _ => None,
+        };
+        Calls { names: &mut names }.visit_external_declaration(&ext.node, &ext.span);
+        if let Some(own) = own {
+            names.remove(&own);
+        }
+        called.extend(names);
+    }
+    let has_target: Vec<bool> = functions.iter().map(|f| !f.cfa.targets.is_empty()).collect();
+    (0..functions.len() as u32)
+        .map(FuncId)
+        .filter(|&f| {
+            if Some(f) == main {
+                return true;
+            }
+            if called.contains(&functions[f.0 as usize].name) {
+                return false;
+            }
+            // A function from which no property is reachable has nothing to verify.
+            let mut seen = vec![false; functions.len()];
+            let mut stack = vec![f];
+            while let Some(g) = stack.pop() {
+                if std::mem::replace(&mut seen[g.0 as usize], true) {
+                    continue;
+                }
+                if has_target[g.0 as usize] {
+                    return true;
+                }
+                stack.extend(functions[g.0 as usize].cfa.callees());
+            }
+            false
+        })
+        .collect()
 }
 
 fn declarator_name(d: &Declarator) -> Option<String> {

@@ -455,7 +455,20 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
     /// Calls that change the control flow: property violations, `assert` without a
     /// declaration, `__VERIFIER_assume`, and functions that end the path. `None` for others.
     fn call_control(&mut self, name: &str, declared: bool, call: &CallExpression, span: LSpan) -> BResult<Option<Value>> {
-        if let Some(kind) = target_kind(name) {
+        if target_kind(name) == Some(TargetKind::ReachError)
+            && !self.cx.props.counts(TargetKind::ReachError)
+            && !self.cx.func_ids.contains_key(name)
+        {
+            // Not the property (`--property unreach-label`) and not defined: SV-COMP's
+            // `reach_error` aborts, an external function may return. Neither is assumed.
+            let sp = self.span(span);
+            self.note(span, format!("`{}` is not the property and has no definition: whether it returns is not known", name));
+            self.stmt_edge(Stmt::Unsupported(format!("a call of `{}`, which is not the property and has no definition", name)), sp);
+            return Ok(Some(Value::Void));
+        }
+        // A defined `reach_error` that is not a property (`--property`) is an ordinary call.
+        let target = target_kind(name).filter(|&k| self.cx.props.counts(k) || !self.cx.func_ids.contains_key(name));
+        if let Some(kind) = target {
             let condition = match (kind, call.arguments.first().map(|a| &a.node)) {
                 (TargetKind::Assert, Some(Expression::StringLiteral(s))) => {
                     let bytes = crate::cfa::build::consts::string_literal(&s.node);
