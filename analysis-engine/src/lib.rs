@@ -71,7 +71,7 @@ pub fn load_with(input: &SourceInput, model: DataModel, opts: &cfa::build::Build
     let input = input.clone();
     let opts = opts.clone();
     let worker = std::thread::Builder::new().name("cpals-frontend".into()).stack_size(FRONTEND_STACK).spawn(move || {
-        let parsed = frontend::parse_for(&input, model).map_err(LoadError::Frontend)?;
+        let parsed = frontend::parse_for(&input, model == DataModel::Ilp32).map_err(LoadError::Frontend)?;
         let mut program = cfa::build::build_program_with(&parsed, model, &opts).map_err(LoadError::Build)?;
         program.source = std::sync::Arc::from(input.text.as_str());
         Ok(program)

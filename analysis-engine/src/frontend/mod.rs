@@ -14,8 +14,6 @@ use std::process::{Command, Stdio};
 use lang_c::ast::TranslationUnit;
 use lang_c::driver::{parse_preprocessed, Config};
 
-use crate::cfa::DataModel;
-
 pub use linemap::{LineMap, SrcPos};
 
 /// Deepest bracket nesting the front end accepts; deeper input is refused before parsing so
@@ -99,19 +97,19 @@ pub struct Parsed {
 
 /// Preprocesses and parses a buffer for the LP64 data model.
 pub fn parse(input: &SourceInput) -> Result<Parsed, FrontendError> {
-    parse_for(input, DataModel::Lp64)
+    parse_for(input, false)
 }
 
-/// Preprocesses (for ILP32 with the 32-bit target's headers, `cc -m32`, so that `int64_t`
-/// and friends are `long long` there) and parses a buffer.
-pub fn parse_for(input: &SourceInput, model: DataModel) -> Result<Parsed, FrontendError> {
+/// Preprocesses (with `ilp32`, for the ILP32 data model, with the 32-bit target's headers,
+/// `cc -m32`, so that `int64_t` and friends are `long long` there) and parses a buffer.
+pub fn parse_for(input: &SourceInput, ilp32: bool) -> Result<Parsed, FrontendError> {
     let name = input.display_name();
     // `.i` files are parsed without the preprocessor, which would have removed comments.
     let (pp, follow_markers) = if input.is_preprocessed() {
         // A byte-order mark is dropped (it is before any column), comments are blanked.
         (rewrite::blank_comments(input.text.strip_prefix('\u{FEFF}').unwrap_or(&input.text)), false)
     } else {
-        (preprocess(input, model)?, true)
+        (preprocess(input, ilp32)?, true)
     };
     if pp.len() > MAX_PP_BYTES {
         return Err(FrontendError::TooComplex {
@@ -156,8 +154,8 @@ pub fn parse_for(input: &SourceInput, model: DataModel) -> Result<Parsed, Fronte
 }
 
 /// Runs `cc -E` on the buffer, naming it after its path so that the line markers point at it.
-fn preprocess(input: &SourceInput, model: DataModel) -> Result<String, FrontendError> {
-    if model == DataModel::Ilp32 {
+fn preprocess(input: &SourceInput, ilp32: bool) -> Result<String, FrontendError> {
+    if ilp32 {
         match preprocess_with(input, &["-m32"]) {
             Ok(t) => return Ok(t),
             // Without the 32-bit headers (`gnu/stubs-32.h`) the 64-bit ones are used, as before.
@@ -301,9 +299,9 @@ mod tests {
     #[test]
     fn ilp32_uses_the_32_bit_headers_where_the_machine_has_them() {
         let src = "#include <stdint.h>\nint64_t x;\n";
-        let lp64 = parse_for(&input("/tmp/m.c", src), DataModel::Lp64).ok().unwrap();
+        let lp64 = parse_for(&input("/tmp/m.c", src), false).ok().unwrap();
         assert!(lp64.pp.contains("typedef signed long int __int64_t"), "LP64 int64_t is long");
-        let ilp32 = parse_for(&input("/tmp/m.c", src), DataModel::Ilp32).ok().unwrap();
+        let ilp32 = parse_for(&input("/tmp/m.c", src), true).ok().unwrap();
         let has_m32 = Command::new("cc")
             .args(["-m32", "-E", "-x", "c", "-"])
             .stdin(Stdio::piped())

@@ -172,6 +172,16 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
     /// Built-ins lowered in place (`__builtin_expect`, `abs` and its kin) and calls of
     /// constructs that are not modelled (threads, `setjmp`, signals). `None` for others.
     pub(super) fn call_builtin(&mut self, name: &str, call: &CallExpression, span: LSpan) -> BResult<Option<Value>> {
+        let v = self.builtin(name, call, span)?;
+        // A built-in lowered in place is no external function of the program (a native replay
+        // compiles it with gcc, which has it); the unsupported constructs stay external.
+        if v.is_some() && is_unsupported_call(name).is_none() && !self.cx.func_ids.contains_key(name) {
+            self.cx.externals.remove(name);
+        }
+        Ok(v)
+    }
+
+    fn builtin(&mut self, name: &str, call: &CallExpression, span: LSpan) -> BResult<Option<Value>> {
         if matches!(name, "__builtin_expect" | "__builtin_expect_with_probability") && !call.arguments.is_empty() {
             let v = self.value(&call.arguments[0])?;
             for a in &call.arguments[1..] {
