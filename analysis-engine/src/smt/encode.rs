@@ -224,7 +224,7 @@ impl<'p> Encoder<'p> {
     /// never holds another value, and an input of that type is one of these two).
     fn range(&self, d: &Dynamic, t: IntTy) -> Option<Bool> {
         match self.theory {
-            Theory::BitVec if t.boolean => Some(bv(d).bvule(&bv_const(1, t.bits as u32))),
+            Theory::BitVec if t.boolean => Some(bv(d).bvule(bv_const(1, t.bits as u32))),
             Theory::Int { ranges, exact, .. } if ranges || exact => {
                 let x = int(d);
                 Some(Bool::and(&[&x.ge(Int::from_i128(t.min())), &x.le(Int::from_i128(t.max()))]))
