@@ -228,15 +228,11 @@ impl<'p> Encoder<'p> {
     }
 
     /// The values a variable or input of type `t` can hold: its C range with exact or ranged
-    /// integers; for `_Bool`, 0 or 1 in every theory (a `_Bool` object never holds another
-    /// value, and an input of that type is one of these two).
+    /// integers (0 or 1 for `_Bool`); with bit-vectors, 0 or 1 for `_Bool` (a `_Bool` object
+    /// never holds another value, and an input of that type is one of these two).
     fn range(&self, d: &Dynamic, t: IntTy) -> Option<Bool> {
         match self.theory {
-            Theory::BitVec if t.boolean => Some(bv(d).bvule(&bv_const(1, t.bits as u32))),
-            Theory::Int { .. } if t.boolean => {
-                let x = int(d);
-                Some(Bool::and(&[&x.ge(Int::from_i64(0)), &x.le(Int::from_i64(1))]))
-            }
+            Theory::BitVec if t.boolean => Some(bv(d).bvule(bv_const(1, t.bits as u32))),
             Theory::Int { ranges, exact, .. } if ranges || exact => {
                 let x = int(d);
                 Some(Bool::and(&[&x.ge(Int::from_i128(t.min())), &x.le(Int::from_i128(t.max()))]))

@@ -65,7 +65,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 _ => CType::Float(8),
             },
             Expression::Cast(c) => self.cx.type_name(&c.node.type_name.node, c.node.type_name.span)?,
-            Expression::UnaryOperator(u) if matches!(u.node.operator.node, U::Plus | U::Minus) => self.float_type(&u.node.operand)?,
+            Expression::UnaryOperator(u) if matches!(u.node.operator.node, U::Plus | U::Minus) => self.type_of(&u.node.operand)?,
             Expression::BinaryOperator(b) => match b.node.operator.node {
                 B::Multiply | B::Divide | B::Plus | B::Minus => {
                     let l = float_of(self.type_of(&b.node.lhs)?);
