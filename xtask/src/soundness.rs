@@ -92,8 +92,8 @@ static uint64_t crc32_context = 0;
 static void platform_main_begin(void) {}
 static void crc32_gentab(void) {}
 #define transparent_crc(val, vname, flag) (crc32_context += (uint64_t)(val))
+int printf(const char *, ...); /* Csmith's main prints array indices if asked (dead code here) */
 #ifndef CPALS_CHECKSUM
-int printf(const char *, ...);
 #define platform_main_end(x, flag) printf("checksum = %llu\n", (unsigned long long)(x))
 #endif
 "#;
@@ -185,7 +185,12 @@ struct Run {
     signal: Option<i32>,
     cpu: f64,
     killed: bool,
+    /// Killed because it used no CPU time for [`STALL`] (a deadlock).
+    stalled: bool,
 }
+
+/// How long a CPU-limited child may go without using any CPU time before it counts as hung.
+const STALL: Duration = Duration::from_secs(60);
 
 /// Runs `cmd` to its end or until `wall` has passed or it has used `cpu` seconds of CPU time
 /// (then kills it, or with `group` its process group: the caller has made it a group leader);
@@ -200,17 +205,30 @@ fn run_with(mut cmd: Command, wall: Duration, cpu: Option<f64>, group: bool) -> 
     let pid = child.id() as libc::pid_t;
     let done = Arc::new(AtomicBool::new(false));
     let killed = Arc::new(AtomicBool::new(false));
+    let stalled = Arc::new(AtomicBool::new(false));
     {
-        let (done, killed) = (done.clone(), killed.clone());
+        let (done, killed, stalled) = (done.clone(), killed.clone(), stalled.clone());
         std::thread::spawn(move || {
             let start = Instant::now();
+            let (mut last_cpu, mut last_change) = (0.0, Instant::now());
             while start.elapsed() < wall {
                 if done.load(Ordering::SeqCst) {
                     return;
                 }
                 std::thread::sleep(Duration::from_millis(20));
-                if cpu.is_some_and(|limit| process_cpu(pid).is_some_and(|c| c > limit)) {
-                    break;
+                if let Some(limit) = cpu {
+                    let used = process_cpu(pid).unwrap_or(last_cpu);
+                    if used > limit {
+                        break;
+                    }
+                    // A CPU-limited child that uses no CPU time at all for a long while is
+                    // deadlocked, not slow: stop waiting for it.
+                    if used > last_cpu {
+                        (last_cpu, last_change) = (used, Instant::now());
+                    } else if last_change.elapsed() > STALL {
+                        stalled.store(true, Ordering::SeqCst);
+                        break;
+                    }
                 }
             }
             if !done.load(Ordering::SeqCst) {
@@ -269,6 +287,7 @@ fn run_with(mut cmd: Command, wall: Duration, cpu: Option<f64>, group: bool) -> 
         signal,
         cpu: tv(usage.ru_utime) + tv(usage.ru_stime),
         killed: killed.load(Ordering::SeqCst),
+        stalled: stalled.load(Ordering::SeqCst),
     })
 }
 
@@ -459,6 +478,7 @@ fn check(exe: &Path, file: &Path, checksum: u64, timeout: f64, extra: &[String])
     let mut c = Check { class: Class::Decided, eq: "-".into(), ne: "-".into(), cpu: r.cpu, file: file.to_path_buf(), checksum };
     let parsed: Option<serde_json::Value> = serde_json::from_str(&r.stdout).ok();
     c.class = match (&parsed, r.killed) {
+        (_, true) if r.stalled => Class::Unknown(format!("hung: no CPU time used for {} s (killed)", STALL.as_secs())),
         (_, true) => Class::Unknown("killed (time limit)".into()),
         (None, _) if r.code == Some(EXIT_ERROR) => Class::Error(message_group(r.stderr.lines().next().unwrap_or("no message"))),
         (None, _) => {
@@ -853,6 +873,19 @@ mod tests {
         assert!(!out.contains("float g"));
         assert_eq!(out.matches("#endif").count(), 1);
         assert!(integer_part("int x;\n").is_none());
+    }
+
+    #[test]
+    fn a_child_is_stopped_at_its_cpu_time_limit() {
+        let mut busy = Command::new("sh");
+        busy.arg("-c").arg("while :; do :; done");
+        let r = run_with(busy, Duration::from_secs(120), Some(0.3), false).unwrap();
+        assert!(r.killed && !r.stalled);
+        assert!(r.cpu >= 0.3, "{}", r.cpu);
+        let mut quick = Command::new("sh");
+        quick.arg("-c").arg("echo checksum = 7; exit 3");
+        let r = run(quick, Duration::from_secs(120)).unwrap();
+        assert_eq!((r.code, r.stdout.as_str(), r.killed), (Some(3), "checksum = 7\n", false));
     }
 
     #[test]
