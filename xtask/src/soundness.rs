@@ -185,17 +185,18 @@ struct Run {
     signal: Option<i32>,
     cpu: f64,
     killed: bool,
-    /// Killed because it used no CPU time for [`STALL`] (a deadlock).
+    /// Killed because it was still running [`STALL`] after its own CPU-time limit (a deadlock).
     stalled: bool,
 }
 
-/// How long a CPU-limited child may go without using any CPU time before it counts as hung.
+/// How long a child may go on after its own CPU-time limit before it counts as hung.
 const STALL: Duration = Duration::from_secs(60);
 
-/// Runs `cmd` to its end or until `wall` has passed or it has used `cpu` seconds of CPU time
-/// (then kills it, or with `group` its process group: the caller has made it a group leader);
+/// Runs `cmd` to its end or until `wall` has passed, or with `cpu = (soft, hard)` until it has
+/// used `hard` seconds of CPU time or is still running [`STALL`] after it used `soft` (then
+/// kills it, or with `group` its process group: the caller has made it a group leader);
 /// measures its CPU time.
-fn run_with(mut cmd: Command, wall: Duration, cpu: Option<f64>, group: bool) -> Result<Run, String> {
+fn run_with(mut cmd: Command, wall: Duration, cpu: Option<(f64, f64)>, group: bool) -> Result<Run, String> {
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -210,24 +211,25 @@ fn run_with(mut cmd: Command, wall: Duration, cpu: Option<f64>, group: bool) -> 
         let (done, killed, stalled) = (done.clone(), killed.clone(), stalled.clone());
         std::thread::spawn(move || {
             let start = Instant::now();
-            let (mut last_cpu, mut last_change) = (0.0, Instant::now());
+            let mut over_soft: Option<Instant> = None;
             while start.elapsed() < wall {
                 if done.load(Ordering::SeqCst) {
                     return;
                 }
                 std::thread::sleep(Duration::from_millis(20));
-                if let Some(limit) = cpu {
-                    let used = process_cpu(pid).unwrap_or(last_cpu);
-                    if used > limit {
+                if let Some((soft, hard)) = cpu {
+                    let used = process_cpu(pid).unwrap_or(0.0);
+                    if used > hard {
                         break;
                     }
-                    // A CPU-limited child that uses no CPU time at all for a long while is
-                    // deadlocked, not slow: stop waiting for it.
-                    if used > last_cpu {
-                        (last_cpu, last_change) = (used, Instant::now());
-                    } else if last_change.elapsed() > STALL {
-                        stalled.store(true, Ordering::SeqCst);
-                        break;
+                    // Past its own limit the child should stop at once; one that is still there
+                    // a while later is stuck (it may still use a little CPU time, polling).
+                    if used > soft {
+                        let since = *over_soft.get_or_insert_with(Instant::now);
+                        if since.elapsed() > STALL {
+                            stalled.store(true, Ordering::SeqCst);
+                            break;
+                        }
                     }
                 }
             }
@@ -410,7 +412,9 @@ fn prepare(seed: u64, args: &SoundnessArgs, work: &Path, runtime: &Path) -> Resu
     gcc(&["-w", "-O0", &inc, "-o", &native.to_string_lossy()], &[&c], compile)?;
     // Limited in CPU time, not wall time: on a loaded machine a wall limit drops the program
     // for the load, not for its own run.
-    let native_limit = |cmd| run_with(cmd, Duration::from_secs_f64(30.0 * args.native_timeout + 30.0), Some(args.native_timeout), false);
+    let native_limit = |cmd| {
+        run_with(cmd, Duration::from_secs_f64(30.0 * args.native_timeout + 30.0), Some((args.native_timeout, args.native_timeout)), false)
+    };
     let r = native_limit(Command::new(&native))?;
     let _ = std::fs::remove_file(&native);
     if r.killed {
@@ -474,11 +478,11 @@ fn check(exe: &Path, file: &Path, checksum: u64, timeout: f64, extra: &[String])
     cmd.arg("check").arg("--json").arg("--timeout").arg(format!("{}", timeout)).args(extra).arg(file);
     // cpals stops itself at the limit; the child is killed 5 s of CPU time after it, or when the
     // wall clock shows it is stuck (generously: the machine may be loaded).
-    let r = run_with(cmd, Duration::from_secs_f64(60.0 * timeout + 120.0), Some(timeout + 5.0), false)?;
+    let r = run_with(cmd, Duration::from_secs_f64(60.0 * timeout + 120.0), Some((timeout, timeout + 5.0)), false)?;
     let mut c = Check { class: Class::Decided, eq: "-".into(), ne: "-".into(), cpu: r.cpu, file: file.to_path_buf(), checksum };
     let parsed: Option<serde_json::Value> = serde_json::from_str(&r.stdout).ok();
     c.class = match (&parsed, r.killed) {
-        (_, true) if r.stalled => Class::Unknown(format!("hung: no CPU time used for {} s (killed)", STALL.as_secs())),
+        (_, true) if r.stalled => Class::Unknown(format!("hung: still running {} s after its CPU-time limit (killed)", STALL.as_secs())),
         (_, true) => Class::Unknown("killed (time limit)".into()),
         (None, _) if r.code == Some(EXIT_ERROR) => Class::Error(message_group(r.stderr.lines().next().unwrap_or("no message"))),
         (None, _) => {
@@ -594,7 +598,7 @@ fn reduce(exe: &Path, c: &Check, seed: u64, dir: &Path, args: &SoundnessArgs, ex
     // What each side says on the reduced program, beside it.
     let mut cmd = Command::new(exe);
     cmd.arg("check").arg("--json").arg("--timeout").arg(format!("{}", args.timeout)).args(extra).arg(name).current_dir(&d);
-    if let Ok(r) = run_with(cmd, Duration::from_secs_f64(20.0 * args.timeout + 60.0), Some(args.timeout + 5.0), false) {
+    if let Ok(r) = run_with(cmd, Duration::from_secs_f64(20.0 * args.timeout + 60.0), Some((args.timeout, args.timeout + 5.0)), false) {
         let _ = std::fs::write(d.join("cpals.json"), r.stdout);
     }
     let bin = d.join("native.bin");
@@ -879,7 +883,7 @@ mod tests {
     fn a_child_is_stopped_at_its_cpu_time_limit() {
         let mut busy = Command::new("sh");
         busy.arg("-c").arg("while :; do :; done");
-        let r = run_with(busy, Duration::from_secs(120), Some(0.3), false).unwrap();
+        let r = run_with(busy, Duration::from_secs(120), Some((0.3, 0.3)), false).unwrap();
         assert!(r.killed && !r.stalled);
         assert!(r.cpu >= 0.3, "{}", r.cpu);
         let mut quick = Command::new("sh");
