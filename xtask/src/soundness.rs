@@ -401,7 +401,8 @@ fn prepare(seed: u64, args: &SoundnessArgs, work: &Path, runtime: &Path) -> Resu
     if let Some(extra) = &args.csmith_args {
         cmd.args(extra.split_whitespace());
     }
-    cmd.arg("-o").arg(&c);
+    // Csmith writes `platform.info` into its working folder.
+    cmd.arg("-o").arg(&c).current_dir(work);
     let r = run(cmd, Duration::from_secs(60))?;
     if r.code != Some(0) {
         return Err(format!("csmith failed: {}", r.stderr.lines().next().unwrap_or("").trim()));
