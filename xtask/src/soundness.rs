@@ -641,7 +641,10 @@ fn campaign(args: &SoundnessArgs) -> Result<i32, String> {
     let exe = crate::cpals_binary(args.cpals.as_ref(), "--cpals")?;
     let exe = exe.canonicalize().unwrap_or(exe);
     for tool in ["csmith", "gcc"] {
-        if Command::new(tool).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_err() {
+        // In the temporary folder: even `csmith --version` writes `platform.info`.
+        let probe =
+            Command::new(tool).arg("--version").current_dir(std::env::temp_dir()).stdout(Stdio::null()).stderr(Stdio::null()).status();
+        if probe.is_err() {
             return Err(format!("`{}` not found: install the Debian packages csmith, libcsmith-dev and creduce", tool));
         }
     }
