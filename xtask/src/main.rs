@@ -11,6 +11,7 @@
 
 mod bench;
 mod lsp_bench;
+mod soundness;
 
 use std::path::PathBuf;
 
@@ -31,6 +32,8 @@ enum Task {
     /// Replays edits against the language server and prints its latencies, cache hit rate and
     /// memory.
     LspBench(lsp_bench::LspBenchArgs),
+    /// Checks Csmith's random programs against gcc's checksums (a soundness campaign).
+    Soundness(soundness::SoundnessArgs),
 }
 
 fn main() {
@@ -38,6 +41,7 @@ fn main() {
         Ok(x) => match x.command {
             Task::Bench(args) => bench::run(&args),
             Task::LspBench(args) => lsp_bench::run(&args),
+            Task::Soundness(args) => soundness::run_campaign(&args),
         },
         Err(e) => {
             let _ = e.print();
