@@ -390,7 +390,9 @@ pub enum Stmt {
     /// `lhs = rhs` (the right-hand side already converted to the type of `lhs`).
     Assign(LValue, Expr),
     /// `lhs` receives any value of its type from the environment: a `__VERIFIER_nondet_*` call,
-    /// an external function's result or an uninitialised local. Modelled precisely (an input).
+    /// an external function's result or an uninitialised local. Inputs are modelled precisely;
+    /// the values of unmodelled externals are any value too but never confirm a counterexample
+    /// (see [`InputSource::unmodelled`]).
     Input { lhs: LValue, source: InputSource },
     /// Every variable whose address escapes may change (over-approximation).
     HavocMemory(Imprecision),
@@ -404,9 +406,30 @@ pub enum Stmt {
 /// Where an input value comes from, for traces and harnesses.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum InputSource {
-    /// A call to an undefined function (e.g. `__VERIFIER_nondet_int`).
+    /// An input of the program, modelled precisely: a call of an input function
+    /// (`__VERIFIER_nondet_int`) or an entry function's argument (`argument `x` of f`).
     Call(String),
+    /// The result of a function the program calls without defining it and that cpals does not
+    /// model (`strlen`, a function of another file): any value of its type, so that proofs stay
+    /// sound, but a counterexample that depends on it is never confirmed (soundness rule 1).
+    External(String),
+    /// The value of an `extern` object the program does not define (named by the object):
+    /// like [`InputSource::External`], it supports proofs but never confirms a counterexample.
+    ExternObject(String),
     Uninitialised,
+}
+
+impl InputSource {
+    /// Why a counterexample that depends on this value is not confirmed ("the counterexample
+    /// depends on a …"), for the values that are not modelled ([`InputSource::External`],
+    /// [`InputSource::ExternObject`]).
+    pub fn unmodelled(&self) -> Option<String> {
+        match self {
+            InputSource::External(f) => Some(format!("value returned by `{}`, which cpals does not model yet", f)),
+            InputSource::ExternObject(x) => Some(format!("value of the `extern` object `{}`, which the program does not define", x)),
+            InputSource::Call(_) | InputSource::Uninitialised => None,
+        }
+    }
 }
 
 /// Applies a unary operator to a value of type `ty` (the operand's type).

@@ -65,7 +65,7 @@ const FRONTEND_STACK: usize = 256 << 20;
 pub fn load(input: &SourceInput, model: DataModel) -> Result<Program, LoadError> {
     let input = input.clone();
     let worker = std::thread::Builder::new().name("cpals-frontend".into()).stack_size(FRONTEND_STACK).spawn(move || {
-        let parsed = frontend::parse(&input).map_err(LoadError::Frontend)?;
+        let parsed = frontend::parse_for(&input, model).map_err(LoadError::Frontend)?;
         let mut program = cfa::build::build_program(&parsed, model).map_err(LoadError::Build)?;
         program.source = std::sync::Arc::from(input.text.as_str());
         Ok(program)

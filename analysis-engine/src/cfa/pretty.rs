@@ -140,8 +140,9 @@ pub fn stmt(p: &Program, s: &Stmt) -> String {
     match s {
         Stmt::Assign(l, e) => format!("{} = {}", lvalue(p, l), expr(p, e, true)),
         Stmt::Input { lhs, source } => match source {
-            InputSource::Call(f) if f.starts_with("argument ") || f.starts_with("extern ") => format!("{} = <{}>", lvalue(p, lhs), f),
-            InputSource::Call(f) => format!("{} = {}()", lvalue(p, lhs), f),
+            InputSource::Call(f) if f.starts_with("argument ") => format!("{} = <{}>", lvalue(p, lhs), f),
+            InputSource::Call(f) | InputSource::External(f) => format!("{} = {}()", lvalue(p, lhs), f),
+            InputSource::ExternObject(x) => format!("{} = <extern {}>", lvalue(p, lhs), x),
             InputSource::Uninitialised => format!("{} = <uninitialised>", lvalue(p, lhs)),
         },
         Stmt::HavocMemory(why) => format!("havoc memory ({})", why.describe()),

@@ -258,7 +258,7 @@ impl<'r> Runner<'r> {
                 let idx = self.m.write(lhs, Some(v))?;
                 self.values.push((lhs.var(), idx, v));
             }
-            Stmt::Input { lhs, source: InputSource::Call(name) } if !name.starts_with("extern ") => {
+            Stmt::Input { lhs, source: InputSource::Call(name) } => {
                 self.m.spoil();
                 let ty = self.p.var(lhs.var()).int_ty();
                 let v = self.inputs.value(ty);
@@ -268,8 +268,9 @@ impl<'r> Runner<'r> {
                 return Ok(Some(v));
             }
             Stmt::Input { lhs, .. } => {
-                // Uninitialised: a native run would read whatever memory holds, so
-                // the value stays unknown and reading it stops the run.
+                // Uninitialised, or the value of an external cpals does not model: a native
+                // run would read whatever memory or the real function gives, so the value
+                // stays unknown and reading it stops the run.
                 self.m.write(lhs, None)?;
             }
             Stmt::InitArray { var, zero } => {

@@ -25,6 +25,8 @@ struct LineEntry {
 pub struct LineMap {
     files: Vec<Arc<str>>,
     lines: Vec<LineEntry>,
+    /// Edits of the text pass: offsets of the parsed text are mapped through them first.
+    edits: super::rewrite::Edits,
 }
 
 impl LineMap {
@@ -63,11 +65,18 @@ impl LineMap {
         if lines.is_empty() {
             lines.push(LineEntry { pp_offset: 0, file: 0, line: 1 });
         }
-        LineMap { files, lines }
+        LineMap { files, lines, edits: Default::default() }
     }
 
-    /// The source position of a byte offset of the preprocessed text.
+    /// The map for the text `edits` made of the text the map was built on.
+    pub fn with_edits(mut self, edits: super::rewrite::Edits) -> LineMap {
+        self.edits = edits;
+        self
+    }
+
+    /// The source position of a byte offset of the parsed text.
     pub fn pos(&self, pp_offset: usize) -> SrcPos {
+        let pp_offset = self.edits.original(pp_offset);
         let idx = match self.lines.binary_search_by(|e| e.pp_offset.cmp(&pp_offset)) {
             Ok(i) => i,
             Err(i) => i.saturating_sub(1),

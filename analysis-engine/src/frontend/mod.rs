@@ -5,6 +5,7 @@
 //! where one is known.
 
 pub mod linemap;
+pub mod rewrite;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -12,6 +13,8 @@ use std::process::{Command, Stdio};
 
 use lang_c::ast::TranslationUnit;
 use lang_c::driver::{parse_preprocessed, Config};
+
+use crate::cfa::DataModel;
 
 pub use linemap::{LineMap, SrcPos};
 
@@ -94,10 +97,22 @@ pub struct Parsed {
     pub linemap: LineMap,
 }
 
-/// Preprocesses and parses a buffer.
+/// Preprocesses and parses a buffer for the LP64 data model.
 pub fn parse(input: &SourceInput) -> Result<Parsed, FrontendError> {
+    parse_for(input, DataModel::Lp64)
+}
+
+/// Preprocesses (for ILP32 with the 32-bit target's headers, `cc -m32`, so that `int64_t`
+/// and friends are `long long` there) and parses a buffer.
+pub fn parse_for(input: &SourceInput, model: DataModel) -> Result<Parsed, FrontendError> {
     let name = input.display_name();
-    let (pp, follow_markers) = if input.is_preprocessed() { (input.text.clone(), false) } else { (preprocess(input)?, true) };
+    // `.i` files are parsed without the preprocessor, which would have removed comments.
+    let (pp, follow_markers) = if input.is_preprocessed() {
+        // A byte-order mark is dropped (it is before any column), comments are blanked.
+        (rewrite::blank_comments(input.text.strip_prefix('\u{FEFF}').unwrap_or(&input.text)), false)
+    } else {
+        (preprocess(input, model)?, true)
+    };
     if pp.len() > MAX_PP_BYTES {
         return Err(FrontendError::TooComplex {
             message: format!("preprocessed input is {} bytes; the limit is {} bytes", pp.len(), MAX_PP_BYTES),
@@ -117,6 +132,8 @@ pub fn parse(input: &SourceInput) -> Result<Parsed, FrontendError> {
             pos: linemap.pos(off),
         });
     }
+    let (pp, edits) = rewrite::rewrite(&pp);
+    let linemap = linemap.with_edits(edits);
     let config = Config::with_gcc();
     match parse_preprocessed(&config, pp) {
         Ok(p) => Ok(Parsed { unit: p.unit, pp: p.source, linemap }),
@@ -139,12 +156,25 @@ pub fn parse(input: &SourceInput) -> Result<Parsed, FrontendError> {
 }
 
 /// Runs `cc -E` on the buffer, naming it after its path so that the line markers point at it.
-fn preprocess(input: &SourceInput) -> Result<String, FrontendError> {
+fn preprocess(input: &SourceInput, model: DataModel) -> Result<String, FrontendError> {
+    if model == DataModel::Ilp32 {
+        match preprocess_with(input, &["-m32"]) {
+            Ok(t) => return Ok(t),
+            // Without the 32-bit headers (`gnu/stubs-32.h`) the 64-bit ones are used, as before.
+            Err(FrontendError::Preprocess { message, .. }) if message.contains("stubs-32") || message.contains("-m32") => {}
+            Err(e) => return Err(e),
+        }
+    }
+    preprocess_with(input, &[])
+}
+
+fn preprocess_with(input: &SourceInput, extra: &[&str]) -> Result<String, FrontendError> {
     let name = input.display_name();
     let dir = input.path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let cc = std::env::var("CPALS_CC").unwrap_or_else(|_| "cc".to_string());
     let mut child = Command::new(&cc)
         .args(["-E", "-x", "c", "-std=gnu11", "-D__CPALS__"])
+        .args(extra)
         .arg("-I")
         .arg(dir)
         .arg("-")
@@ -266,6 +296,35 @@ mod tests {
         let text = format!("int x = {}1{};\n", "(".repeat(5000), ")".repeat(5000));
         let err = parse(&input("/tmp/deep.c", &text)).err().unwrap();
         assert!(matches!(err, FrontendError::TooComplex { .. }), "{err}");
+    }
+
+    #[test]
+    fn ilp32_uses_the_32_bit_headers_where_the_machine_has_them() {
+        let src = "#include <stdint.h>\nint64_t x;\n";
+        let lp64 = parse_for(&input("/tmp/m.c", src), DataModel::Lp64).ok().unwrap();
+        assert!(lp64.pp.contains("typedef signed long int __int64_t"), "LP64 int64_t is long");
+        let ilp32 = parse_for(&input("/tmp/m.c", src), DataModel::Ilp32).ok().unwrap();
+        let has_m32 = Command::new("cc")
+            .args(["-m32", "-E", "-x", "c", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .and_then(|mut c| {
+                c.stdin.take().expect("piped").write_all(b"#include <stdint.h>\n")?;
+                c.wait()
+            })
+            .is_ok_and(|s| s.success());
+        if has_m32 {
+            assert!(ilp32.pp.contains("typedef signed long long int __int64_t"), "ILP32 int64_t is long long");
+        }
+    }
+
+    #[test]
+    fn rewritten_constructs_keep_user_positions() {
+        let err = parse(&input("/tmp/elvis.c", "int f(int x) { return x ?: 1; }\nint g(void) { return @; }\n")).err().unwrap();
+        let pos = err.pos().unwrap();
+        assert_eq!((pos.line, pos.col), (2, 22), "{err}");
     }
 
     #[test]

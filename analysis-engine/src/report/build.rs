@@ -111,9 +111,9 @@ pub fn trace(p: &Program, ops: &[(OpCtx, usize)], values: &[StepValues]) -> Vec<
                 StepKind::Input,
                 OpKind::Edge(EdgeKind::Statement(Stmt::Input { source, .. }) | EdgeKind::Declaration(Stmt::Input { source, .. })),
             ) => {
-                // The CFA builder names the inputs of extern objects `extern x`.
                 let (src, origin) = match source {
-                    InputSource::Call(c) if c.starts_with("extern ") => (c.clone(), InputOrigin::External),
+                    InputSource::ExternObject(x) => (format!("extern {}", x), InputOrigin::External),
+                    InputSource::External(f) => (f.clone(), InputOrigin::Unmodelled),
                     InputSource::Call(c) => (c.clone(), InputOrigin::Call),
                     InputSource::Uninitialised => ("uninitialised".into(), InputOrigin::Uninitialised),
                 };

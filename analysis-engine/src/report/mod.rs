@@ -99,6 +99,9 @@ pub enum InputOrigin {
     Uninitialised,
     /// An `extern` object the program does not define.
     External,
+    /// The result of an external function cpals does not model. A confirmed counterexample
+    /// never depends on it, so a harness leaves it to the real function.
+    Unmodelled,
 }
 
 /// One step of a counterexample.

@@ -18,6 +18,7 @@
 //! as in the analyses.
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use z3::ast::{Array, Bool, Dynamic, Int, BV};
 use z3::{Model, Sort};
@@ -46,35 +47,42 @@ pub(crate) enum VTerm {
     Arr(Array),
 }
 
+/// Why a value is over-approximated (shown as "the counterexample depends on a …").
+pub(crate) type Taint = Rc<str>;
+
 /// A term with the reason it is over-approximated, if it is.
 #[derive(Clone)]
 pub(crate) struct Term {
     pub t: Dynamic,
-    pub taint: Option<&'static str>,
+    pub taint: Option<Taint>,
 }
 
-fn join(a: Option<&'static str>, b: Option<&'static str>) -> Option<&'static str> {
+fn join(a: Option<Taint>, b: Option<Taint>) -> Option<Taint> {
     a.or(b)
+}
+
+fn tainted_by(why: &str) -> Option<Taint> {
+    Some(Rc::from(why))
 }
 
 /// The taint of an allocation's address ([`Imprecision::Allocation`]): exact as long as only
 /// whether it is null is asked.
-fn allocation() -> Option<&'static str> {
-    Some(Imprecision::Allocation.describe())
+fn allocation() -> Option<Taint> {
+    tainted_by(Imprecision::Allocation.describe())
 }
 
 /// The taint of a value computed from others: an allocation's address used in arithmetic or
 /// compared with anything but null is an unknown address.
-fn computed(t: Option<&'static str>) -> Option<&'static str> {
+fn computed(t: Option<Taint>) -> Option<Taint> {
     if t == allocation() {
-        Some(Imprecision::Address.describe())
+        tainted_by(Imprecision::Address.describe())
     } else {
         t
     }
 }
 
 /// The taint of a null test of a value: none for an allocation's address.
-fn null_test(t: Option<&'static str>) -> Option<&'static str> {
+fn null_test(t: Option<Taint>) -> Option<Taint> {
     if t == allocation() {
         None
     } else {
@@ -125,14 +133,14 @@ pub(crate) struct Encoder<'p> {
     pub precise: bool,
     pub cur: HashMap<VarId, u32>,
     next: HashMap<VarId, u32>,
-    taint: HashMap<(VarId, u32), &'static str>,
+    taint: HashMap<(VarId, u32), Taint>,
     frames: Vec<Vec<(VarId, u32)>>,
     terms: HashMap<(VarId, u32), VTerm>,
     /// The SSA variable behind each scalar constant's name (for reading formulas back).
     pub names: HashMap<String, (VarId, u32)>,
     pub constraints: Vec<Bool>,
-    /// Why a constraint depends on an over-approximation (first reason).
-    pub tainted: Option<&'static str>,
+    /// Why a constraint depends on an over-approximation (the last such constraint's reason).
+    pub tainted: Option<Taint>,
     fresh: u32,
     /// While encoding one edge of a DAG: the edge's conditions (assumptions, absence of
     /// undefined behaviour), which the DAG conjoins with the edge's reachability instead of
@@ -258,12 +266,12 @@ impl<'p> Encoder<'p> {
         self.term(v, ver)
     }
 
-    pub fn cur_taint(&self, v: VarId) -> Option<&'static str> {
-        self.taint.get(&(v, self.version(v))).copied()
+    pub fn cur_taint(&self, v: VarId) -> Option<Taint> {
+        self.taint.get(&(v, self.version(v))).cloned()
     }
 
     /// A new SSA version of `v` (its term is unconstrained until constrained).
-    pub fn bump(&mut self, v: VarId, taint: Option<&'static str>) -> VTerm {
+    pub fn bump(&mut self, v: VarId, taint: Option<Taint>) -> VTerm {
         let n = self.next.entry(v).or_insert(0);
         *n += 1;
         let ver = *n;
@@ -283,8 +291,10 @@ impl<'p> Encoder<'p> {
         d
     }
 
-    pub fn require(&mut self, c: Bool, taint: Option<&'static str>) {
-        if taint.is_some() && self.tainted.is_none() {
+    pub fn require(&mut self, c: Bool, taint: Option<Taint>) {
+        // The last tainted constraint names the reason: on a counterexample path it is the
+        // one closest to the violation (its condition), the most telling.
+        if taint.is_some() {
             self.tainted = taint;
         }
         match &mut self.guards {
@@ -308,7 +318,7 @@ impl<'p> Encoder<'p> {
                 let taint = self.cur_taint(*v);
                 match self.cur_term(*v) {
                     VTerm::Scalar(d) => Term { t: d, taint },
-                    VTerm::Arr(_) => Term { t: self.fresh(*t), taint: Some("array used as a value") },
+                    VTerm::Arr(_) => Term { t: self.fresh(*t), taint: tainted_by("array used as a value") },
                 }
             }
             Expr::Elem(v, i, t) => {
@@ -316,7 +326,7 @@ impl<'p> Encoder<'p> {
                 let taint = computed(join(self.cur_taint(*v), idx.taint));
                 match self.cur_term(*v) {
                     VTerm::Arr(a) => Term { t: a.select(&idx.t), taint },
-                    VTerm::Scalar(_) => Term { t: self.fresh(*t), taint: Some("scalar indexed as an array") },
+                    VTerm::Scalar(_) => Term { t: self.fresh(*t), taint: tainted_by("scalar indexed as an array") },
                 }
             }
             Expr::Unary(op, a, t) => {
@@ -363,7 +373,7 @@ impl<'p> Encoder<'p> {
                         None => self.allocations.push(nonnull),
                     }
                 }
-                Term { t: d, taint: Some(why.describe()) }
+                Term { t: d, taint: tainted_by(why.describe()) }
             }
         }
     }
@@ -416,7 +426,7 @@ impl<'p> Encoder<'p> {
                 };
                 if self.precise {
                     // Division by zero is undefined: a confirmed path must avoid it.
-                    self.require(nz, y.taint);
+                    self.require(nz, y.taint.clone());
                     q
                 } else {
                     let any = bv(&self.fresh(t));
@@ -439,7 +449,7 @@ impl<'p> Encoder<'p> {
                     (_, false) => xb.bvlshr(&amount),
                 };
                 if self.precise {
-                    self.require(ok, y.taint);
+                    self.require(ok, y.taint.clone());
                     shifted
                 } else {
                     let any = bv(&self.fresh(t));
@@ -507,20 +517,20 @@ impl<'p> Encoder<'p> {
     }
 
     /// The taint of `a op b`: none from an allocation's address compared with null.
-    fn operation_taint(&self, op: BinOp, a: &Expr, b: &Expr, x: &Term, y: &Term) -> Option<&'static str> {
+    fn operation_taint(&self, op: BinOp, a: &Expr, b: &Expr, x: &Term, y: &Term) -> Option<Taint> {
         if matches!(op, BinOp::Eq | BinOp::Ne) {
             if is_null_constant(b) {
-                return join(null_test(x.taint), y.taint);
+                return join(null_test(x.taint.clone()), y.taint.clone());
             }
             if is_null_constant(a) {
-                return join(x.taint, null_test(y.taint));
+                return join(x.taint.clone(), null_test(y.taint.clone()));
             }
         }
-        computed(join(x.taint, y.taint))
+        computed(join(x.taint.clone(), y.taint.clone()))
     }
 
     /// A condition as a Boolean (`e != 0`), with its taint.
-    pub fn cond(&mut self, e: &Expr) -> (Bool, Option<&'static str>) {
+    pub fn cond(&mut self, e: &Expr) -> (Bool, Option<Taint>) {
         match e {
             Expr::Binary(op, a, b, _) if op.is_comparison() => {
                 let x = self.expr(a);
@@ -570,7 +580,7 @@ impl<'p> Encoder<'p> {
     pub fn write(&mut self, lhs: &LValue, val: Option<Term>, input: bool, obs: &mut Obs) {
         match lhs {
             LValue::Var(v) => {
-                let taint = val.as_ref().and_then(|t| t.taint);
+                let taint = val.as_ref().and_then(|t| t.taint.clone());
                 let ty = self.p.var(*v).int_ty();
                 let nt = self.bump(*v, taint);
                 if let VTerm::Scalar(d) = nt {
@@ -594,7 +604,7 @@ impl<'p> Encoder<'p> {
                     Some(t) => self.fit(&t.t, elem),
                     None => self.fresh(elem),
                 };
-                let taint = join(join(old_taint, idx.taint), val.as_ref().and_then(|t| t.taint));
+                let taint = join(join(old_taint, idx.taint), val.as_ref().and_then(|t| t.taint.clone()));
                 let stored = old.store(&idx.t, &value);
                 let nt = self.bump(*v, taint);
                 if let VTerm::Arr(a) = nt {
@@ -626,8 +636,8 @@ impl<'p> Encoder<'p> {
         }
     }
 
-    pub fn havoc(&mut self, v: VarId, taint: &'static str) {
-        self.bump(v, Some(taint));
+    pub fn havoc(&mut self, v: VarId, taint: impl Into<Taint>) {
+        self.bump(v, Some(taint.into()));
     }
 
     pub fn stmt(&mut self, s: &Stmt, obs: &mut Obs) {
@@ -636,10 +646,18 @@ impl<'p> Encoder<'p> {
                 let t = self.expr(e);
                 self.write(lhs, Some(t), false, obs);
             }
-            Stmt::Input { lhs, .. } => self.write(lhs, None, true, obs),
+            Stmt::Input { lhs, source } => match source.unmodelled() {
+                // Any value, tainted: a path that depends on it is not confirmed.
+                Some(why) => {
+                    let t = self.fresh(self.p.var(lhs.var()).int_ty());
+                    self.write(lhs, Some(Term { t, taint: Some(Rc::from(why)) }), true, obs);
+                }
+                None => self.write(lhs, None, true, obs),
+            },
             Stmt::HavocMemory(why) => {
+                let why: Taint = Rc::from(why.describe());
                 for v in self.p.escaped.clone() {
-                    self.havoc(v, why.describe());
+                    self.havoc(v, why.clone());
                 }
             }
             Stmt::InitArray { var, zero } => {
@@ -651,13 +669,14 @@ impl<'p> Encoder<'p> {
                 }
             }
             Stmt::Unsupported(_) => {
+                let why: Taint = Rc::from("unsupported construct");
                 for i in 0..self.p.globals.len() {
-                    self.havoc(VarId::global(i), "unsupported construct");
+                    self.havoc(VarId::global(i), why.clone());
                 }
                 for v in self.p.escaped.clone() {
-                    self.havoc(v, "unsupported construct");
+                    self.havoc(v, why.clone());
                 }
-                self.tainted.get_or_insert("unsupported construct");
+                self.tainted.get_or_insert_with(|| Rc::from("unsupported construct"));
             }
         }
     }
@@ -715,7 +734,7 @@ impl<'p> Encoder<'p> {
                         let taint = self.cur_taint(r);
                         match self.cur_term(r) {
                             VTerm::Scalar(d) => Term { t: d, taint },
-                            VTerm::Arr(_) => Term { t: self.konst(0, IntTy::INT), taint: Some("array return") },
+                            VTerm::Arr(_) => Term { t: self.konst(0, IntTy::INT), taint: tainted_by("array return") },
                         }
                     })
                     .collect();

@@ -708,6 +708,13 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 self.st.cur = m;
                 return self.cond(&b.node.rhs, t, f);
             }
+            // gcc's `x ?: y` as a condition is `x || y`.
+            Expression::Conditional(c) if super::expr::is_elvis(c) => {
+                let m = self.new_node();
+                self.cond(&c.node.condition, t, m)?;
+                self.st.cur = m;
+                return self.cond(&c.node.else_expression, t, f);
+            }
             Expression::Conditional(c) => {
                 let (a, b) = (self.new_node(), self.new_node());
                 self.cond(&c.node.condition, a, b)?;

@@ -220,7 +220,7 @@ fn external_value(b: &mut FnBuilder, obj: &Obj, span: LSpan) {
         let info = &b.cx.globals[v.index()];
         let s = match info.kind {
             crate::ir::VarKind::Array { .. } => Stmt::InitArray { var: v, zero: false },
-            _ => Stmt::Input { lhs: LValue::Var(v), source: InputSource::Call(format!("extern {}", info.name)) },
+            _ => Stmt::Input { lhs: LValue::Var(v), source: InputSource::ExternObject(info.name.clone()) },
         };
         b.emit(EdgeKind::Declaration(s), sp);
     }
@@ -279,7 +279,12 @@ fn field_place(b: &FnBuilder, p: &Place, sid: usize, k: usize) -> Option<(Place,
     let (fname, fty) = fields.get(k)?;
     Some(match p {
         Place::Obj { obj, idx, .. } => {
-            let fo = obj.field(fname).unwrap_or_else(|| if fname.is_empty() { obj.clone() } else { Rc::new(Obj::Opaque) });
+            // By index: anonymous members all have the empty name.
+            let fo = match &**obj {
+                Obj::Struct(fs) => fs.get(k).map(|(_, o)| o.clone()),
+                _ => None,
+            };
+            let fo = fo.unwrap_or_else(|| if fname.is_empty() { obj.clone() } else { Rc::new(Obj::Opaque) });
             (Place::Obj { obj: fo, idx: idx.clone(), ty: fty.clone() }, fty.clone())
         }
         Place::Mem(_) => (Place::Mem(fty.clone()), fty.clone()),
@@ -345,6 +350,20 @@ pub(super) fn init_list(b: &mut FnBuilder, p: &Place, ty: &CType, items: &[Node<
 /// (designators allowed, all items consumed); otherwise it takes only what it needs (brace
 /// elision) and stops at a designator.
 fn fill(b: &mut FnBuilder, p: &Place, ty: &CType, items: &[Node<InitializerListItem>], k: &mut usize, braced: bool) -> BResult<()> {
+    fill_at(b, p, ty, items, k, braced, 0)
+}
+
+/// [`fill`] from the sub-object at `start`: after a designator, positional initialisers
+/// continue with the sub-objects that follow the designated one (C11 6.7.9p17).
+fn fill_at(
+    b: &mut FnBuilder,
+    p: &Place,
+    ty: &CType,
+    items: &[Node<InitializerListItem>],
+    k: &mut usize,
+    braced: bool,
+    start: u64,
+) -> BResult<()> {
     let count: Option<u64> = match ty {
         CType::Array(_, n) => *n,
         CType::Struct(sid) => {
@@ -356,9 +375,10 @@ fn fill(b: &mut FnBuilder, p: &Place, ty: &CType, items: &[Node<InitializerListI
         }
         _ => Some(1),
     };
-    let mut cursor: u64 = 0;
+    let mut cursor: u64 = start;
     while *k < items.len() {
         let item = &items[*k].node;
+        let mut via_anonymous = false;
         if let Some(d) = item.designation.first() {
             if !braced {
                 return Ok(());
@@ -370,7 +390,13 @@ fn fill(b: &mut FnBuilder, p: &Place, ty: &CType, items: &[Node<InitializerListI
                     let fields = b.cx.types.structs[*sid].fields.clone().unwrap_or_default();
                     match fields.iter().position(|(n, _)| *n == m.node.name) {
                         Some(i) => i as u64,
-                        None => return Err(b.err(m.span, format!("no member named `{}`", m.node.name))),
+                        None => match anonymous_holder(b, *sid, &m.node.name) {
+                            Some(i) => {
+                                via_anonymous = true;
+                                i as u64
+                            }
+                            None => return Err(b.err(m.span, format!("no member named `{}`", m.node.name))),
+                        },
                     }
                 }
                 _ => return Err(b.err(d.span, "designator does not match the initialised type")),
@@ -404,9 +430,11 @@ fn fill(b: &mut FnBuilder, p: &Place, ty: &CType, items: &[Node<InitializerListI
             },
             _ => return Ok(()),
         };
-        if !item.designation.is_empty() && item.designation.len() > 1 {
-            designated(b, &sub, &sub_ty, &item.designation[1..], &item.initializer)?;
-            *k += 1;
+        if via_anonymous {
+            // `.m` of a member of an anonymous struct or union: `.<anonymous>.m`.
+            designate(b, &sub, &sub_ty, &item.designation, items, k)?;
+        } else if !item.designation.is_empty() && item.designation.len() > 1 {
+            designate(b, &sub, &sub_ty, &item.designation[1..], items, k)?;
         } else {
             match &item.initializer.node {
                 Initializer::List(list) => {
@@ -438,6 +466,59 @@ fn is_struct_valued(b: &mut FnBuilder, e: &Node<Expression>) -> BResult<bool> {
     Ok(matches!(b.type_of(e)?, CType::Struct(_)))
 }
 
+/// The index of the anonymous struct or union member of struct `sid` that has a member `name`
+/// (C11 6.7.2.1p13), directly or in a further anonymous member.
+fn anonymous_holder(b: &FnBuilder, sid: usize, name: &str) -> Option<usize> {
+    fn has(types: &super::types::TypeTable, sid: usize, name: &str) -> bool {
+        types.structs[sid]
+            .fields
+            .as_ref()
+            .is_some_and(|fs| fs.iter().any(|(n, t)| n == name || (n.is_empty() && matches!(t, CType::Struct(i) if has(types, *i, name)))))
+    }
+    let fields = b.cx.types.structs[sid].fields.as_ref()?;
+    fields.iter().position(|(n, t)| n.is_empty() && matches!(t, CType::Struct(i) if has(&b.cx.types, *i, name)))
+}
+
+/// The designators `rest` of `items[*k]` applied inside the current object `p`: follows them,
+/// initialises, then continues with the positional initialisers that follow, in `p` after the
+/// designated sub-object (the caller continues after `p`). Consumes the items it initialises.
+fn designate(
+    b: &mut FnBuilder,
+    p: &Place,
+    ty: &CType,
+    rest: &[Node<Designator>],
+    items: &[Node<InitializerListItem>],
+    k: &mut usize,
+) -> BResult<()> {
+    let Some(d) = rest.first() else {
+        initialize(b, p, ty, &items[*k].node.initializer)?;
+        *k += 1;
+        return Ok(());
+    };
+    let (sub, sub_ty, idx, consumed) = match (&d.node, ty) {
+        (Designator::Index(e), CType::Array(elem, _)) => {
+            let i = super::consts::eval(b.cx, &e.node).unwrap_or(0).max(0);
+            (index_place(p, i, elem), (**elem).clone(), i as u64, true)
+        }
+        (Designator::Member(m), CType::Struct(sid)) => {
+            let fields = b.cx.types.structs[*sid].fields.clone().unwrap_or_default();
+            let (i, consumed) = match fields.iter().position(|(n, _)| *n == m.node.name) {
+                Some(i) => (i, true),
+                // A member of an anonymous member: enter the anonymous member first.
+                None => match anonymous_holder(b, *sid, &m.node.name) {
+                    Some(i) => (i, false),
+                    None => return Err(b.err(m.span, format!("no member named `{}`", m.node.name))),
+                },
+            };
+            let (sub, sty) = field_place(b, p, *sid, i).expect("field exists");
+            (sub, sty, i as u64, consumed)
+        }
+        _ => return Err(b.err(d.span, "designator does not match the initialised type")),
+    };
+    designate(b, &sub, &sub_ty, if consumed { &rest[1..] } else { rest }, items, k)?;
+    fill_at(b, p, ty, items, k, false, idx + 1)
+}
+
 /// `.a.b[2] = v`: follows the remaining designators, then initialises.
 fn designated(b: &mut FnBuilder, p: &Place, ty: &CType, rest: &[Node<Designator>], init: &Node<Initializer>) -> BResult<()> {
     let Some(d) = rest.first() else { return initialize(b, p, ty, init) };
@@ -450,7 +531,11 @@ fn designated(b: &mut FnBuilder, p: &Place, ty: &CType, rest: &[Node<Designator>
         (Designator::Member(m), CType::Struct(sid)) => {
             let fields = b.cx.types.structs[*sid].fields.clone().unwrap_or_default();
             let Some(i) = fields.iter().position(|(n, _)| *n == m.node.name) else {
-                return Err(b.err(m.span, format!("no member named `{}`", m.node.name)));
+                let Some(i) = anonymous_holder(b, *sid, &m.node.name) else {
+                    return Err(b.err(m.span, format!("no member named `{}`", m.node.name)));
+                };
+                let (sub, sty) = field_place(b, p, *sid, i).expect("field exists");
+                return designated(b, &sub, &sty, rest, init);
             };
             let (sub, sty) = field_place(b, p, *sid, i).expect("field exists");
             designated(b, &sub, &sty, &rest[1..], init)

@@ -298,6 +298,7 @@ impl<'p> ProgCx<'p> {
                 TypeSpecifier::Atomic(tn) => other = Some(self.type_name(&tn.node, tn.span)?),
                 TypeSpecifier::Struct(st) => other = Some(self.struct_type(&st.node, st.span)?),
                 TypeSpecifier::Enum(et) => other = Some(self.enum_type(&et.node, et.span)?),
+                TypeSpecifier::TypedefName(id) if id.node.name == "__builtin_va_list" => other = Some(self.types.va_list()),
                 TypeSpecifier::TypedefName(id) => match self.lookup(&id.node.name) {
                     Some(Sym::Typedef(t)) => other = Some(t.clone()),
                     _ => return Err(self.err(id.span, format!("unknown type name `{}`", id.node.name))),

@@ -79,6 +79,15 @@ impl TypeTable {
         TypeTable { model, structs: Vec::new() }
     }
 
+    /// gcc's `__builtin_va_list`: on x86-64 an array of one 24-byte `__va_list_tag`, on i386 a
+    /// `char *`. Only its size matters: `va_arg` yields any value.
+    pub fn va_list(&self) -> CType {
+        match self.model {
+            DataModel::Lp64 => CType::Array(Box::new(CType::Int(IntTy::U8)), Some(24)),
+            DataModel::Ilp32 => CType::Ptr(Box::new(CType::Int(IntTy::I8))),
+        }
+    }
+
     /// The integer type pointers are represented by.
     pub fn ptr_int(&self) -> IntTy {
         IntTy::new(self.model.long_bits(), false)

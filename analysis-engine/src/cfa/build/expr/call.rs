@@ -14,7 +14,7 @@ use crate::cfa::build::indirect;
 use crate::cfa::build::types::{CType, FuncSig, Obj};
 use crate::cfa::build::{Alloc, BResult, Store, Sym};
 use crate::cfa::{Call, EdgeKind, Span, TargetKind};
-use crate::ir::{BinOp, Expr, FuncId, Imprecision, InputSource, IntTy, LValue, Stmt, UnOp, VarId};
+use crate::ir::{BinOp, Expr, FuncId, Imprecision, InputSource, IntTy, LValue, Stmt, VarId};
 
 /// Functions whose call is a property violation.
 pub fn target_kind(name: &str) -> Option<TargetKind> {
@@ -67,15 +67,6 @@ fn is_pure_external(name: &str) -> bool {
 
 fn is_allocator(name: &str) -> bool {
     matches!(name, "malloc" | "calloc" | "realloc" | "alloca" | "__builtin_alloca" | "valloc" | "strdup")
-}
-
-fn is_unsupported_call(name: &str) -> Option<&'static str> {
-    match name {
-        "pthread_create" | "thrd_create" | "fork" => Some("threads and processes"),
-        "setjmp" | "_setjmp" | "longjmp" | "siglongjmp" | "sigsetjmp" => Some("setjmp/longjmp"),
-        "signal" | "sigaction" => Some("signal handlers"),
-        _ => None,
-    }
 }
 
 /// The type of `__VERIFIER_nondet_X` when it is called without a declaration.
@@ -497,48 +488,6 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         Ok(None)
     }
 
-    /// Built-ins lowered in place (`__builtin_expect`, `abs` and its kin) and calls of
-    /// constructs that are not modelled (threads, `setjmp`, signals). `None` for others.
-    fn call_builtin(&mut self, name: &str, call: &CallExpression, span: LSpan) -> BResult<Option<Value>> {
-        if name == "__builtin_expect" && !call.arguments.is_empty() {
-            let v = self.value(&call.arguments[0])?;
-            for a in &call.arguments[1..] {
-                self.effect(a)?;
-            }
-            return Ok(Some(v));
-        }
-        if matches!(name, "abs" | "labs" | "llabs") && call.arguments.len() == 1 && !self.cx.func_ids.contains_key(name) {
-            return self.abs(name, &call.arguments[0]).map(Some);
-        }
-        if let Some(what) = is_unsupported_call(name) {
-            let sp = self.span(span);
-            for a in &call.arguments {
-                self.effect(a)?;
-            }
-            self.note(span, format!("{} are not modelled", what));
-            self.stmt_edge(Stmt::Unsupported(what.to_string()), sp);
-            return Ok(Some(Value::Int(Expr::Unknown(IntTy::INT, Imprecision::Other), CType::Int(IntTy::INT))));
-        }
-        Ok(None)
-    }
-
-    /// `abs(x)`, `labs(x)`, `llabs(x)` as `x < 0 ? -x : x` in the function's type.
-    fn abs(&mut self, name: &str, arg: &Node<Expression>) -> BResult<Value> {
-        let t = match name {
-            "abs" => IntTy::INT,
-            "labs" => self.cx.types.long(true),
-            _ => IntTy::I64,
-        };
-        let v = self.value(arg)?;
-        let x = match self.convert(v, &CType::Int(t)) {
-            Value::Int(e, _) => e,
-            _ => Expr::Unknown(t, Imprecision::Float),
-        };
-        let neg = Expr::Binary(BinOp::Lt, Box::new(x.clone()), Box::new(Expr::Const(0, t)), IntTy::INT);
-        let e = Expr::Ite(Box::new(neg), Box::new(Expr::Unary(UnOp::Neg, Box::new(x.clone()), t)), Box::new(x), t);
-        Ok(Value::Int(e, CType::Int(t)))
-    }
-
     /// A call of an external function: any result, and it may write through pointer arguments.
     fn call_external(
         &mut self,
@@ -613,15 +562,18 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 None => CType::Int(IntTy::INT),
             },
         };
+        // Only SV-COMP's input functions are inputs; any other external's result is a value
+        // cpals does not model (it never confirms a counterexample).
+        let source = if name.starts_with("__VERIFIER_nondet_") { InputSource::Call(name) } else { InputSource::External(name) };
         match &ret {
             CType::Int(t) => {
                 let t = *t;
                 if let Some(lhs) = self.input_destination(dest, t) {
-                    self.stmt_edge(Stmt::Input { lhs, source: InputSource::Call(name) }, sp);
+                    self.stmt_edge(Stmt::Input { lhs, source }, sp);
                     return Ok(Value::Void);
                 }
                 let tmp = self.temp(t, false)?;
-                self.stmt_edge(Stmt::Input { lhs: LValue::Var(tmp), source: InputSource::Call(name) }, sp);
+                self.stmt_edge(Stmt::Input { lhs: LValue::Var(tmp), source }, sp);
                 Ok(Value::Int(Expr::Var(tmp, t), ret.clone()))
             }
             CType::Ptr(_) => Ok(self.unknown_of(&ret, Imprecision::Address)),

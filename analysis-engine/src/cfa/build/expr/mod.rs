@@ -6,6 +6,7 @@
 //! lvalues and reads and writes them, `convert` has C's conversions, `ops` the operators and
 //! `call` the calls.
 
+mod builtins;
 mod call;
 mod convert;
 mod ops;
@@ -96,6 +97,17 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             Expression::Call(c) => self.call(c, e.span, None).map(|_| ()),
             Expression::BinaryOperator(b) if b.node.operator.node == BinaryOperator::Assign => {
                 self.assign(&b.node.lhs, &b.node.rhs, e.span).map(|_| ())
+            }
+            // `x ?: y` for its effects is `x || y`.
+            Expression::Conditional(c) if is_elvis(c) => {
+                let (t, j) = (self.new_node(), self.new_node());
+                self.cond(&c.node.condition, j, t)?;
+                self.st.cur = t;
+                self.effect(&c.node.else_expression)?;
+                let cur = self.st.cur;
+                self.edge(cur, j, EdgeKind::Blank, Default::default());
+                self.st.cur = j;
+                Ok(())
             }
             Expression::Conditional(c) => {
                 let (t, f, j) = (self.new_node(), self.new_node(), self.new_node());
@@ -199,6 +211,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 Ok(self.convert(v, &ty))
             }
             Expression::BinaryOperator(b) => self.binary(b, span),
+            Expression::Conditional(c) if is_elvis(c) => self.elvis(c, span),
             Expression::Conditional(c) => self.conditional(c, span),
             Expression::Comma(items) => {
                 let (last, init) = items.split_last().expect("comma has operands");
@@ -228,9 +241,13 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                     None => Err(self.err(span, "no `_Generic` association matches")),
                 }
             }
-            Expression::OffsetOf(_) => {
+            Expression::OffsetOf(o) => {
                 let t = self.cx.types.long(false);
-                Ok(Value::Int(Expr::Unknown(t, Imprecision::Other), CType::Int(t)))
+                let ty = self.cx.type_name(&o.node.type_name.node, o.node.type_name.span)?;
+                Ok(match self.offset_of(&ty, &o.node.designator.node) {
+                    Some(n) => Value::Int(Expr::Const(n as i128, t), CType::Int(t)),
+                    None => Value::Int(Expr::Unknown(t, Imprecision::Other), CType::Int(t)),
+                })
             }
             Expression::VaArg(v) => {
                 let ty = self.cx.type_name(&v.node.type_name.node, v.node.type_name.span)?;
@@ -238,6 +255,33 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             }
             Expression::Member(_) => unreachable!("members are places"),
         }
+    }
+
+    /// `offsetof(T, a.b[2])` in bytes, with struct layouts as gcc lays them out (fields at
+    /// their alignment); `None` if a step is not a constant member or index of a complete type.
+    fn offset_of(&mut self, ty: &CType, d: &lang_c::ast::OffsetDesignator) -> Option<u64> {
+        let (mut off, mut cur) = member_offset(&self.cx.types, ty, &d.base.node.name)?;
+        for m in &d.members {
+            match &m.node {
+                lang_c::ast::OffsetMember::Member(id) => {
+                    let (o, t) = member_offset(&self.cx.types, &cur, &id.node.name)?;
+                    off += o;
+                    cur = t;
+                }
+                lang_c::ast::OffsetMember::Index(e) => {
+                    let CType::Array(elem, _) = &cur else { return None };
+                    let elem = (**elem).clone();
+                    let i = match self.value(e).ok()? {
+                        Value::Int(Expr::Const(v, _), _) if v >= 0 => v as u64,
+                        _ => return None,
+                    };
+                    off += i.checked_mul(self.cx.types.size_of(&elem)?)?;
+                    cur = elem;
+                }
+                lang_c::ast::OffsetMember::IndirectMember(_) => return None,
+            }
+        }
+        Some(off)
     }
 
     fn size_value(&mut self, ty: &CType, span: LSpan) -> BResult<Value> {
@@ -274,6 +318,56 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         r
     }
 
+    /// `x ?: y`: `x` is evaluated once; the result is `x` if it is non-zero, else `y`.
+    fn elvis(&mut self, c: &Node<lang_c::ast::ConditionalExpression>, span: LSpan) -> BResult<Value> {
+        let ty_x = self.type_of(&c.node.condition)?.decay();
+        let ty_y = self.type_of(&c.node.else_expression)?.decay();
+        let res_ty = match (&ty_x, &ty_y) {
+            (CType::Int(a), CType::Int(b)) => CType::Int(IntTy::common(*a, *b)),
+            (CType::Ptr(_), _) => ty_x.clone(),
+            (_, CType::Ptr(_)) => ty_y.clone(),
+            (CType::Float(_), _) | (_, CType::Float(_)) => CType::Float(8),
+            _ => CType::Void,
+        };
+        let x = self.value(&c.node.condition)?;
+        let truth = self.truth_value(x.clone());
+        let sp = self.span(span);
+        let (t, f, j) = (self.new_node(), self.new_node(), self.new_node());
+        let cur = self.st.cur;
+        self.edge(cur, t, EdgeKind::Assume { cond: truth.clone(), truth: true }, sp);
+        self.edge(cur, f, EdgeKind::Assume { cond: truth, truth: false }, sp);
+        let result = match &res_ty {
+            CType::Int(_) | CType::Ptr(_) => {
+                let it = self.cx.types.int_of(&res_ty).expect("scalar");
+                let tmp = self.temp(it, res_ty.is_pointer())?;
+                Some(Place::Obj { obj: Rc::new(Obj::Scalar(tmp)), idx: Vec::new(), ty: res_ty.clone() })
+            }
+            _ => None,
+        };
+        self.st.cur = t;
+        if let Some(p) = &result {
+            self.write(p, x, c.node.condition.span)?;
+        }
+        let cur = self.st.cur;
+        self.edge(cur, j, EdgeKind::Blank, sp);
+        self.st.cur = f;
+        match &result {
+            Some(p) => {
+                let y = self.value(&c.node.else_expression)?;
+                self.write(p, y, c.node.else_expression.span)?;
+            }
+            None => self.effect(&c.node.else_expression)?,
+        }
+        let cur = self.st.cur;
+        self.edge(cur, j, EdgeKind::Blank, sp);
+        self.st.cur = j;
+        Ok(match result {
+            Some(p) => self.read(&p, span),
+            None if matches!(res_ty, CType::Float(_)) => Value::Float,
+            None => Value::Void,
+        })
+    }
+
     fn statement_expr(&mut self, s: &Node<Statement>) -> BResult<Value> {
         let Statement::Compound(items) = &s.node else {
             self.stmt(s)?;
@@ -285,6 +379,9 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             for item in init {
                 match &item.node {
                     lang_c::ast::BlockItem::Declaration(d) => self.declaration(d, super::Store::Local)?,
+                    // Computing the type only (`type_of`) needs the declarations, not the
+                    // statements: lowering them twice would define their labels twice.
+                    lang_c::ast::BlockItem::Statement(_) if self.st.dry > 0 => {}
                     lang_c::ast::BlockItem::Statement(st) => self.stmt(st)?,
                     lang_c::ast::BlockItem::StaticAssert(_) => {}
                 }
@@ -292,6 +389,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             match &last.node {
                 lang_c::ast::BlockItem::Statement(st) => match &st.node {
                     Statement::Expression(Some(e)) => self.value(e),
+                    _ if self.st.dry > 0 => Ok(Value::Void),
                     _ => {
                         self.stmt(st)?;
                         Ok(Value::Void)
@@ -307,6 +405,27 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         self.cx.scopes.pop();
         r
     }
+}
+
+/// The offset and type of a member of a struct or union type, fields at their alignment.
+fn member_offset(types: &super::types::TypeTable, ty: &CType, name: &str) -> Option<(u64, CType)> {
+    let CType::Struct(id) = ty else { return None };
+    let def = &types.structs[*id];
+    let mut off = 0u64;
+    for (n, ft) in def.fields.as_ref()? {
+        let (fs, fa) = (types.size_of(ft)?, types.align_of(ft)?);
+        let at = if def.union { 0 } else { off.div_ceil(fa) * fa };
+        if n == name {
+            return Some((at, ft.clone()));
+        }
+        off = at + fs;
+    }
+    None
+}
+
+/// Whether a conditional is gcc's `x ?: y`, which the front end spells `x ?__cpals_elvis: y`.
+pub fn is_elvis(c: &Node<lang_c::ast::ConditionalExpression>) -> bool {
+    matches!(&c.node.then_expression.node, Expression::Identifier(id) if id.node.name == crate::frontend::rewrite::ELVIS)
 }
 
 /// Expressions that designate objects (read through [`FnBuilder::place`]).

@@ -151,7 +151,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             });
         }
         // C11 anonymous members: look inside unnamed struct/union fields.
-        for (n, fty) in &fields {
+        for (j, (n, fty)) in fields.iter().enumerate() {
             if !n.is_empty() {
                 continue;
             }
@@ -159,8 +159,12 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 if self.cx.types.field(*inner, fname).is_some() || has_anonymous_field(&self.cx.types, *inner, fname) {
                     let sub = match &base {
                         Place::Obj { obj, idx, .. } if !union => {
-                            // Anonymous struct fields were flattened into the parent object.
-                            Place::Obj { obj: obj.clone(), idx: idx.clone(), ty: fty.clone() }
+                            // The anonymous member's object is the parent's field at its index.
+                            let o = match &**obj {
+                                Obj::Struct(fs) => fs.get(j).map(|(_, o)| o.clone()),
+                                _ => None,
+                            };
+                            Place::Obj { obj: o.unwrap_or_else(|| Rc::new(Obj::Opaque)), idx: idx.clone(), ty: fty.clone() }
                         }
                         Place::Obj { idx, .. } => Place::Obj { obj: Rc::new(Obj::Opaque), idx: idx.clone(), ty: fty.clone() },
                         Place::Mem(_) => Place::Mem(fty.clone()),
