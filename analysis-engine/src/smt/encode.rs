@@ -227,8 +227,16 @@ impl<'p> Encoder<'p> {
         }
     }
 
+    /// The values a variable or input of type `t` can hold: its C range with exact or ranged
+    /// integers; for `_Bool`, 0 or 1 in every theory (a `_Bool` object never holds another
+    /// value, and an input of that type is one of these two).
     fn range(&self, d: &Dynamic, t: IntTy) -> Option<Bool> {
         match self.theory {
+            Theory::BitVec if t.boolean => Some(bv(d).bvule(&bv_const(1, t.bits as u32))),
+            Theory::Int { .. } if t.boolean => {
+                let x = int(d);
+                Some(Bool::and(&[&x.ge(Int::from_i64(0)), &x.le(Int::from_i64(1))]))
+            }
             Theory::Int { ranges, exact, .. } if ranges || exact => {
                 let x = int(d);
                 Some(Bool::and(&[&x.ge(Int::from_i128(t.min())), &x.le(Int::from_i128(t.max()))]))
@@ -325,7 +333,12 @@ impl<'p> Encoder<'p> {
                 let idx = self.expr(i);
                 let taint = computed(join(self.cur_taint(*v), idx.taint));
                 match self.cur_term(*v) {
-                    VTerm::Arr(a) => Term { t: a.select(&idx.t), taint },
+                    VTerm::Arr(a) => {
+                        let x = a.select(&idx.t);
+                        // Elements of a `_Bool` array are 0 or 1 (uninitialised ones too).
+                        let x = if t.boolean { self.is_zero(&x, *t).not().ite(&self.konst(1, *t), &self.konst(0, *t)) } else { x };
+                        Term { t: x, taint }
+                    }
                     VTerm::Scalar(_) => Term { t: self.fresh(*t), taint: tainted_by("scalar indexed as an array") },
                 }
             }

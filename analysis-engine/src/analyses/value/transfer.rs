@@ -77,6 +77,8 @@ fn refine(s: &mut ValueState, cond: &Expr, truth: bool) -> bool {
         Expr::Unary(UnOp::LNot, a, _) => refine(s, a, !truth),
         Expr::Binary(BinOp::Eq, a, b, _) if truth => equate(s, a, b),
         Expr::Binary(BinOp::Ne, a, b, _) if !truth => equate(s, a, b),
+        Expr::Binary(BinOp::Eq, a, b, _) if !truth => exclude(s, a, b),
+        Expr::Binary(BinOp::Ne, a, b, _) if truth => exclude(s, a, b),
         Expr::Binary(BinOp::BitAnd, a, b, _) if truth && is_boolean(a) && is_boolean(b) => refine(s, a, true) && refine(s, b, true),
         Expr::Cast(a, t) if widens(a.ty(), *t) => refine(s, a, truth),
         // `[x]` false means x == 0; true fixes `_Bool` variables to 1.
@@ -106,6 +108,27 @@ fn widens(from: IntTy, to: IntTy) -> bool {
         return true;
     }
     (from.signed == to.signed && from.bits <= to.bits) || (!from.signed && to.signed && from.bits < to.bits)
+}
+
+/// `a != b` where one side is a `_Bool` variable (through widening casts) and the other is 0
+/// or 1: the variable holds the other value (`switch` on a `_Bool`, `if (b != 0)`).
+fn exclude(s: &mut ValueState, a: &Expr, b: &Expr) -> bool {
+    for (x, y) in [(a, b), (b, a)] {
+        let mut inner = x;
+        while let Expr::Cast(i, t) = inner {
+            if !widens(i.ty(), *t) {
+                break;
+            }
+            inner = i;
+        }
+        if !inner.ty().boolean || !matches!(inner, Expr::Var(..) | Expr::Elem(..)) || eval(inner, s).is_some() {
+            continue;
+        }
+        if let Some(c @ (0 | 1)) = eval(y, s) {
+            return assign_known(s, inner, 1 - c);
+        }
+    }
+    true
 }
 
 fn equate(s: &mut ValueState, a: &Expr, b: &Expr) -> bool {
@@ -276,6 +299,21 @@ mod tests {
         assert!(assume(&s, &eq300, true).is_none(), "an unsigned char is never 300");
         let eq7 = Expr::Binary(BinOp::Eq, Box::new(uc), Box::new(Expr::int(7)), IntTy::INT);
         assert_eq!(assume(&s, &eq7, true).unwrap().get(VarId(0)), Some(7));
+    }
+
+    #[test]
+    fn a_bool_that_is_not_0_is_1() {
+        let s = ValueState::default();
+        let b = Expr::Cast(Box::new(var(0, IntTy::BOOL)), IntTy::I32);
+        let eq0 = Expr::Binary(BinOp::Eq, Box::new(b.clone()), Box::new(Expr::int(0)), IntTy::INT);
+        assert_eq!(assume(&s, &eq0, false).unwrap().get(VarId(0)), Some(1));
+        let ne1 = Expr::Binary(BinOp::Ne, Box::new(Expr::int(1)), Box::new(b.clone()), IntTy::INT);
+        assert_eq!(assume(&s, &ne1, true).unwrap().get(VarId(0)), Some(0));
+        let one = assume(&s, &eq0, false).unwrap();
+        let eq1 = Expr::Binary(BinOp::Eq, Box::new(b), Box::new(Expr::int(1)), IntTy::INT);
+        assert!(assume(&one, &eq1, false).is_none(), "a _Bool is 0 or 1");
+        let int = Expr::Binary(BinOp::Eq, Box::new(var(1, IntTy::I32)), Box::new(Expr::int(0)), IntTy::INT);
+        assert_eq!(assume(&s, &int, false).unwrap().get(VarId(1)), None, "an int that is not 0 is not known");
     }
 
     #[test]

@@ -226,27 +226,40 @@ fn external_value(b: &mut FnBuilder, obj: &Obj, span: LSpan) {
     }
 }
 
-/// Sets an object of static storage (or the rest of an aggregate) to zero.
+/// Sets an object of static storage, or one with an initialiser list, to zero (C11 6.7.9p10
+/// and p21): every scalar and every array element it is flattened into, arrays of structs
+/// (one array variable per field) included. Unions and floats are opaque and stay so.
 fn zero_fill(b: &mut FnBuilder, p: &Place, ty: &CType, span: LSpan) {
     let Place::Obj { obj, idx, .. } = p else { return };
     let sp = b.span(span);
+    if idx.is_empty() {
+        // A whole object: each of its variables.
+        let mut vars = Vec::new();
+        obj.vars(&mut vars);
+        for v in vars {
+            let info = if v.func().is_some() { &b.st.locals[v.index()] } else { &b.cx.globals[v.index()] };
+            let s = match info.kind {
+                crate::ir::VarKind::Array { .. } => Stmt::InitArray { var: v, zero: true },
+                crate::ir::VarKind::Int(it) => Stmt::Assign(LValue::Var(v), Expr::Const(0, it)),
+            };
+            b.emit(EdgeKind::Declaration(s), sp);
+        }
+        return;
+    }
+    // A sub-object of an array (an element, or an element's member): element by element.
     match (&**obj, ty) {
-        (Obj::Scalar(v), _) if idx.is_empty() => {
-            let it = b.cx.types.int_of(ty).unwrap_or(IntTy::INT);
-            b.emit(EdgeKind::Declaration(Stmt::Assign(LValue::Var(*v), Expr::Const(0, it))), sp);
-        }
-        (Obj::Array(v, dims), _) if idx.is_empty() => {
-            let _ = dims;
-            b.emit(EdgeKind::Declaration(Stmt::InitArray { var: *v, zero: true }), sp);
-        }
-        (Obj::Array(..), CType::Array(elem, Some(n))) if *n <= 64 => {
-            // Part of a bigger array: element by element (bounded; longer parts are left alone).
+        (_, CType::Array(elem, Some(n))) if *n <= ZERO_FILL_LIMIT => {
             for i in 0..*n {
                 let sub = index_place(p, i as i128, elem);
                 zero_fill(b, &sub, elem, span);
             }
         }
-        (Obj::Array(..), t) if t.is_scalar() => {
+        (_, CType::Array(..)) => {
+            // Too many elements to write one by one: their values are not modelled.
+            b.note(span, "zero-initialisation of a large nested array is not modelled");
+            b.stmt_edge(Stmt::Unsupported("zero-initialisation of a large nested array".into()), sp);
+        }
+        (Obj::Array(..), t) if t.is_integer_like() => {
             let _ = b.write(p, Value::Int(Expr::int(0), CType::Int(IntTy::INT)), span);
         }
         (Obj::Struct(fields), CType::Struct(sid)) => {
@@ -262,6 +275,9 @@ fn zero_fill(b: &mut FnBuilder, p: &Place, ty: &CType, span: LSpan) {
         _ => {}
     }
 }
+
+/// The most elements of a nested array [`zero_fill`] writes one by one.
+const ZERO_FILL_LIMIT: u64 = 4096;
 
 fn index_place(p: &Place, i: i128, elem: &CType) -> Place {
     match p {

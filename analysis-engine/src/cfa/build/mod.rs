@@ -19,9 +19,8 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use lang_c::ast::{
-    ArraySize, DeclarationSpecifier, Declarator, DeclaratorKind, DerivedDeclarator, Ellipsis, EnumType, ExternalDeclaration,
-    FunctionDefinition, SpecifierQualifier, StorageClassSpecifier, StructDeclaration, StructKind, StructType, TypeName, TypeOf,
-    TypeSpecifier,
+    ArraySize, DeclarationSpecifier, Declarator, DeclaratorKind, DerivedDeclarator, Ellipsis, ExternalDeclaration, FunctionDefinition,
+    SpecifierQualifier, StorageClassSpecifier, StructDeclaration, StructKind, StructType, TypeName, TypeOf, TypeSpecifier,
 };
 use lang_c::span::{Node, Span as LSpan};
 
@@ -56,7 +55,8 @@ enum Sym {
     /// stands for, and the pointer type.
     Ref(Rc<Obj>, CType),
     Func(String, Rc<FuncSig>),
-    EnumConst(i128),
+    /// An enumeration constant: its value and type (`int` or the enumeration's type).
+    EnumConst(i128, IntTy),
     Typedef(CType),
 }
 
@@ -326,7 +326,7 @@ impl<'p> ProgCx<'p> {
             } else {
                 8
             };
-            return Ok(CType::Float(if complex > 0 { bytes * 2 } else { bytes }));
+            return Ok(if complex > 0 { CType::complex(bytes) } else { CType::Float(bytes) });
         }
         if void > 0 {
             return Ok(CType::Void);
@@ -369,12 +369,13 @@ impl<'p> ProgCx<'p> {
                 }
             }
             (None, _) => {
-                self.types.structs.push(StructDef { name: "<anonymous>".into(), union, fields: None });
+                self.types.structs.push(StructDef { name: "<anonymous>".into(), union, fields: None, bit_fields: Vec::new() });
                 self.types.structs.len() - 1
             }
         };
         if let Some(decls) = &st.declarations {
             let mut fields: Vec<(String, CType)> = Vec::new();
+            let mut bit_fields = Vec::new();
             for d in decls {
                 let StructDeclaration::Field(f) = &d.node else { continue };
                 let base = self.sq_base_type(&f.node.specifiers, f.span)?;
@@ -394,8 +395,19 @@ impl<'p> ProgCx<'p> {
                     if let Some(w) = &sd.node.bit_width {
                         let width = consts::eval(self, &w.node).unwrap_or(32);
                         if let CType::Int(it) = ft {
+                            let named = !fname.is_empty();
+                            bit_fields.push(types::BitField {
+                                index: fields.len(),
+                                named,
+                                declared: it,
+                                width: width.clamp(0, 128) as u32,
+                            });
                             if width > 0 && width < it.bits as i128 && !it.boolean {
                                 ft = CType::Int(IntTy::new(width as u8, it.signed));
+                            }
+                            // Unnamed bit-fields are padding: no value, and initialisers skip them.
+                            if !named {
+                                continue;
                             }
                         }
                         if width == 0 {
@@ -406,43 +418,17 @@ impl<'p> ProgCx<'p> {
                 }
             }
             self.types.structs[id].fields = Some(fields);
+            self.types.structs[id].bit_fields = bit_fields;
         }
         let _ = span;
         Ok(CType::Struct(id))
     }
 
     fn new_struct(&mut self, name: String, union: bool) -> StructId {
-        self.types.structs.push(StructDef { name: name.clone(), union, fields: None });
+        self.types.structs.push(StructDef { name: name.clone(), union, fields: None, bit_fields: Vec::new() });
         let id = self.types.structs.len() - 1;
         self.scopes.last_mut().expect("scope").tags.insert(name, id);
         id
-    }
-
-    fn enum_type(&mut self, et: &EnumType, span: LSpan) -> BResult<CType> {
-        let mut next: i128 = 0;
-        let mut negative = false;
-        let mut big = false;
-        for e in &et.enumerators {
-            let v = match &e.node.expression {
-                Some(x) => {
-                    consts::eval(self, &x.node).ok_or_else(|| self.err(x.span, "enumerator value is not an integer constant".into()))?
-                }
-                None => next,
-            };
-            negative |= v < 0;
-            big |= v > i32::MAX as i128;
-            self.declare(e.node.identifier.node.name.clone(), Sym::EnumConst(v));
-            next = v + 1;
-        }
-        let _ = span;
-        // gcc: `unsigned int` when no enumerator is negative, else `int`.
-        Ok(CType::Int(if big && negative {
-            IntTy::I64
-        } else if negative {
-            IntTy::I32
-        } else {
-            IntTy::U32
-        }))
     }
 
     fn type_name(&mut self, tn: &TypeName, span: LSpan) -> BResult<CType> {

@@ -13,6 +13,8 @@ pub type StructId = usize;
 pub enum CType {
     Void,
     Int(IntTy),
+    /// A floating type by its size on LP64 (4 `float`, 8 `double`, 16 `long double`), with
+    /// [`FLOAT_COMPLEX`] set for `_Complex` types (then the size of one part).
     Float(u8),
     Ptr(Box<CType>),
     Array(Box<CType>, Option<u64>),
@@ -35,9 +37,39 @@ pub struct StructDef {
     pub union: bool,
     /// `None` while the struct is only declared (incomplete).
     pub fields: Option<Vec<(String, CType)>>,
+    /// The bit-fields, in declaration order, for the layout (`sizeof`, `_Alignof`).
+    pub bit_fields: Vec<BitField>,
 }
 
+/// A bit-field as declared. A named one is the member `fields[index]` (whose type is an
+/// integer of `width` bits); an unnamed one is padding only and comes before `fields[index]`.
+#[derive(Clone, Debug)]
+pub struct BitField {
+    pub index: usize,
+    pub named: bool,
+    /// The declared type (`int`, `unsigned char`, an enumeration's type…).
+    pub declared: IntTy,
+    pub width: u32,
+}
+
+/// Size, alignment and member offsets of a struct or union (offsets in bytes, per member of
+/// `fields`; `None` for bit-fields).
+#[derive(Clone, Debug)]
+pub struct Layout {
+    pub size: u64,
+    pub align: u64,
+    pub offsets: Vec<Option<u64>>,
+}
+
+/// The flag of [`CType::Float`] that marks a complex type.
+pub const FLOAT_COMPLEX: u8 = 0x80;
+
 impl CType {
+    /// `_Complex` of the real floating type of `bytes` bytes (on LP64).
+    pub fn complex(bytes: u8) -> CType {
+        CType::Float(bytes | FLOAT_COMPLEX)
+    }
+
     pub fn is_scalar(&self) -> bool {
         matches!(self, CType::Int(_) | CType::Ptr(_) | CType::Float(_))
     }
@@ -106,44 +138,120 @@ impl TypeTable {
         }
     }
 
-    /// `sizeof` in bytes; `None` for incomplete types.
+    /// `sizeof` in bytes (gcc's, for the data model); `None` for incomplete types.
     pub fn size_of(&self, t: &CType) -> Option<u64> {
         Some(match t {
             CType::Void => 1,
-            CType::Int(i) => (i.bits / 8).max(1) as u64,
-            CType::Float(b) => *b as u64,
+            // A bit-field wider than `int` (`long long x : 40`) keeps its declared type's size.
+            CType::Int(i) => ((i.bits as u64).next_power_of_two() / 8).max(1),
+            CType::Float(b) => {
+                let part = self.float_part(*b).0;
+                if b & FLOAT_COMPLEX != 0 {
+                    2 * part
+                } else {
+                    part
+                }
+            }
             CType::Ptr(_) | CType::Func(_) => (self.model.long_bits() / 8) as u64,
             CType::Array(e, n) => self.size_of(e)?.checked_mul((*n)?)?,
-            CType::Struct(id) => {
-                let def = &self.structs[*id];
-                let fields = def.fields.as_ref()?;
-                let mut size = 0u64;
-                let mut align = 1u64;
-                for (_, ft) in fields {
-                    let (fs, fa) = (self.size_of(ft)?, self.align_of(ft)?);
-                    align = align.max(fa);
-                    if def.union {
-                        size = size.max(fs);
-                    } else {
-                        size = size.div_ceil(fa) * fa + fs;
-                    }
-                }
-                size.div_ceil(align) * align
-            }
+            CType::Struct(id) => self.struct_layout(*id)?.size,
         })
     }
 
+    /// `_Alignof` in bytes (gcc's, for the data model); `None` for incomplete types.
     pub fn align_of(&self, t: &CType) -> Option<u64> {
         Some(match t {
             CType::Array(e, _) => self.align_of(e)?,
-            CType::Struct(id) => {
-                let fields = self.structs[*id].fields.as_ref()?;
-                fields.iter().map(|(_, f)| self.align_of(f)).try_fold(1u64, |a, b| Some(a.max(b?)))?
-            }
-            CType::Int(i) if i.bits == 64 && self.model == DataModel::Ilp32 => 4,
-            CType::Float(8) if self.model == DataModel::Ilp32 => 4,
-            CType::Float(b) if *b > 8 => 16,
+            CType::Struct(id) => self.struct_layout(*id)?.align,
+            CType::Int(i) if i.bits > 32 && self.model == DataModel::Ilp32 => 4,
+            CType::Float(b) => self.float_part(*b).1,
             t => self.size_of(t)?,
+        })
+    }
+
+    /// Size and alignment of one part of a floating type: on ILP32 (i386) `double` is aligned
+    /// to 4 and `long double` is 12 bytes aligned to 4; on LP64 `long double` is 16 bytes.
+    fn float_part(&self, code: u8) -> (u64, u64) {
+        let bytes = (code & !FLOAT_COMPLEX) as u64;
+        match (bytes, self.model) {
+            (16, DataModel::Ilp32) => (12, 4),
+            (8, DataModel::Ilp32) => (8, 4),
+            (b, _) => (b, b.max(1)),
+        }
+    }
+
+    /// Size and alignment of a struct or union as gcc lays it out on x86 (the System V ABI):
+    /// each member at the next multiple of its alignment; a bit-field in the storage unit of
+    /// its declared type unless it would span more units of that type's alignment than the
+    /// type itself has (then at the next such boundary); a zero-width bit-field moves to the
+    /// next boundary of its type's alignment; unnamed bit-fields do not align the struct.
+    pub fn struct_layout(&self, id: StructId) -> Option<Layout> {
+        let def = &self.structs[id];
+        let fields = def.fields.as_ref()?;
+        let mut bits = 0u64; // the next free bit (structs) or the largest member (unions)
+        let mut align = 1u64;
+        let mut offsets = Vec::with_capacity(fields.len());
+        let mut pending = def.bit_fields.iter().peekable();
+        let place_bit_field = |bf: &BitField, bits: &mut u64, align: &mut u64| -> Option<()> {
+            let ty = CType::Int(bf.declared);
+            let (size, talign) = (self.size_of(&ty)? * 8, self.align_of(&ty)? * 8);
+            let width = bf.width as u64;
+            if bf.named {
+                *align = (*align).max(talign / 8);
+            }
+            if def.union {
+                *bits = (*bits).max(width);
+            } else if width == 0 {
+                *bits = bits.div_ceil(talign) * talign;
+            } else {
+                if (*bits % talign + width).div_ceil(talign) > size / talign {
+                    *bits = bits.div_ceil(talign) * talign;
+                }
+                *bits += width;
+            }
+            Some(())
+        };
+        for (i, (_, ft)) in fields.iter().enumerate() {
+            while let Some(bf) = pending.next_if(|bf| bf.index == i && !bf.named) {
+                place_bit_field(bf, &mut bits, &mut align)?;
+            }
+            if let Some(bf) = pending.next_if(|bf| bf.index == i && bf.named) {
+                place_bit_field(bf, &mut bits, &mut align)?;
+                offsets.push(None);
+                continue;
+            }
+            let (fs, fa) = match ft {
+                // A flexible array member (the last one) adds no size, only its alignment.
+                CType::Array(e, None) => (0, self.align_of(e)?),
+                ft => (self.size_of(ft)? * 8, self.align_of(ft)?),
+            };
+            align = align.max(fa);
+            if def.union {
+                offsets.push(Some(0));
+                bits = bits.max(fs);
+            } else {
+                let at = bits.div_ceil(fa * 8) * fa * 8;
+                offsets.push(Some(at / 8));
+                bits = at + fs;
+            }
+        }
+        for bf in pending {
+            place_bit_field(bf, &mut bits, &mut align)?;
+        }
+        Some(Layout { size: bits.div_ceil(8).div_ceil(align) * align, align, offsets })
+    }
+
+    /// `offsetof`: the byte offset of member `name` of a struct or union, looked up through
+    /// anonymous members too; `None` for a bit-field or an unknown member.
+    pub fn member_offset(&self, id: StructId, name: &str) -> Option<(u64, CType)> {
+        let layout = self.struct_layout(id)?;
+        let fields = self.structs[id].fields.as_ref()?;
+        if let Some(i) = fields.iter().position(|(n, _)| n == name) {
+            return Some((layout.offsets[i]?, fields[i].1.clone()));
+        }
+        fields.iter().zip(&layout.offsets).find_map(|((n, t), off)| match t {
+            CType::Struct(inner) if n.is_empty() => self.member_offset(*inner, name).and_then(|(o, t)| Some((o + (*off)?, t))),
+            _ => None,
         })
     }
 
@@ -184,6 +292,7 @@ impl TypeTable {
             CType::Int(i) => i.c_name().into(),
             CType::Float(4) => "float".into(),
             CType::Float(8) => "double".into(),
+            CType::Float(b) if b & FLOAT_COMPLEX != 0 => format!("{} _Complex", self.display(&CType::Float(b & !FLOAT_COMPLEX))),
             CType::Float(_) => "long double".into(),
             CType::Ptr(p) => format!("{} *", self.display(p)),
             CType::Array(e, Some(n)) => format!("{}[{}]", self.display(e), n),

@@ -11,7 +11,7 @@ use lang_c::span::{Node, Span as LSpan};
 use super::{Place, Value};
 use crate::cfa::build::func::FnBuilder;
 use crate::cfa::build::indirect;
-use crate::cfa::build::types::{CType, FuncSig, Obj};
+use crate::cfa::build::types::{CType, FuncSig, Obj, TypeTable};
 use crate::cfa::build::{Alloc, BResult, Store, Sym};
 use crate::cfa::{Call, EdgeKind, Span, TargetKind};
 use crate::ir::{BinOp, Expr, FuncId, Imprecision, InputSource, IntTy, LValue, Stmt, VarId};
@@ -69,22 +69,28 @@ fn is_allocator(name: &str) -> bool {
     matches!(name, "malloc" | "calloc" | "realloc" | "alloca" | "__builtin_alloca" | "valloc" | "strdup")
 }
 
-/// The type of `__VERIFIER_nondet_X` when it is called without a declaration.
-fn nondet_type(name: &str, long_bits: u8) -> Option<IntTy> {
+/// The type `__VERIFIER_nondet_X` returns by its name (SV-COMP's convention), whether it is
+/// declared or not; `None` for a name the convention does not give a type.
+fn nondet_type(name: &str, types: &TypeTable) -> Option<CType> {
     let suffix = name.strip_prefix("__VERIFIER_nondet_")?;
+    let long = |signed| CType::Int(types.long(signed));
     Some(match suffix {
-        "bool" | "_Bool" => IntTy::BOOL,
-        "char" => IntTy::I8,
-        "uchar" | "unsigned_char" => IntTy::U8,
-        "short" => IntTy::I16,
-        "ushort" | "unsigned_short" => IntTy::U16,
-        "int" => IntTy::I32,
-        "uint" | "unsigned_int" | "unsigned" | "u32" => IntTy::U32,
-        "long" => IntTy::new(long_bits, true),
-        "ulong" | "unsigned_long" | "size_t" | "pointer" => IntTy::new(long_bits, false),
-        "longlong" | "long_long" => IntTy::I64,
-        "ulonglong" | "unsigned_long_long" => IntTy::U64,
-        _ => IntTy::I32,
+        "bool" | "_Bool" => CType::Int(IntTy::BOOL),
+        "char" | "schar" | "signed_char" | "s8" => CType::Int(IntTy::I8),
+        "uchar" | "unsigned_char" | "u8" => CType::Int(IntTy::U8),
+        "short" | "s16" => CType::Int(IntTy::I16),
+        "ushort" | "unsigned_short" | "u16" => CType::Int(IntTy::U16),
+        "int" | "s32" => CType::Int(IntTy::I32),
+        "uint" | "unsigned_int" | "unsigned" | "u32" => CType::Int(IntTy::U32),
+        "long" | "ssize_t" => long(true),
+        "ulong" | "unsigned_long" | "size_t" | "pthread_t" => long(false),
+        "longlong" | "long_long" | "s64" | "loff_t" => CType::Int(IntTy::I64),
+        "ulonglong" | "unsigned_long_long" | "u64" => CType::Int(IntTy::U64),
+        "float" => CType::Float(4),
+        "double" => CType::Float(8),
+        "pointer" => CType::Ptr(Box::new(CType::Void)),
+        "pchar" => CType::Ptr(Box::new(CType::Int(IntTy::I8))),
+        _ => return None,
     })
 }
 
@@ -510,7 +516,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 let CType::Func(fsig) = &**p else {
                     // A pointer to something holding function pointers (a struct of handlers):
                     // the external may call any function used as a value.
-                    if indirect::has_fn_ptr(&self.cx.types, p, 0) {
+                    if indirect::holds_fn_ptr(&self.cx.types, p, 0) {
                         for c in self.pointer_candidates(None, usize::MAX) {
                             if !callbacks.iter().any(|(n, _)| *n == c.0) {
                                 callbacks.push(c);
@@ -555,13 +561,20 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 self.external_callbacks(&callbacks, span)?;
             }
         }
-        let ret = match &sig {
-            Some(s) => s.ret.clone(),
-            None => match nondet_type(&name, self.cx.types.model.long_bits()) {
-                Some(t) => CType::Int(t),
-                None => CType::Int(IntTy::INT),
-            },
+        let named = nondet_type(&name, &self.cx.types);
+        let ret = match (&sig, &named) {
+            (Some(s), _) => s.ret.clone(),
+            (None, Some(t)) => t.clone(),
+            (None, None) => CType::Int(IntTy::INT),
         };
+        if let (Some(CType::Int(nt)), CType::Int(_)) = (&named, &ret) {
+            // Declared with another integer type: a value of the name's type, converted.
+            if CType::Int(*nt) != ret {
+                let tmp = self.temp(*nt, false)?;
+                self.stmt_edge(Stmt::Input { lhs: LValue::Var(tmp), source: InputSource::Call(name.clone()) }, sp);
+                return Ok(self.convert(Value::Int(Expr::Var(tmp, *nt), CType::Int(*nt)), &ret));
+            }
+        }
         // Only SV-COMP's input functions are inputs; any other external's result is a value
         // cpals does not model (it never confirms a counterexample).
         let source = if name.starts_with("__VERIFIER_nondet_") { InputSource::Call(name) } else { InputSource::External(name) };

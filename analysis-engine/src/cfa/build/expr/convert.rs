@@ -3,12 +3,14 @@
 
 use std::rc::Rc;
 
-use lang_c::span::Span as LSpan;
+use lang_c::ast::{Constant, Expression};
+use lang_c::span::{Node, Span as LSpan};
 
 use super::{Place, Value};
+use crate::cfa::build::consts;
 use crate::cfa::build::func::FnBuilder;
-use crate::cfa::build::types::{CType, Obj};
-use crate::cfa::build::BResult;
+use crate::cfa::build::types::{CType, Obj, FLOAT_COMPLEX};
+use crate::cfa::build::{BResult, Sym};
 use crate::ir::{Expr, Imprecision, IntTy};
 
 impl<'a, 'p> FnBuilder<'a, 'p> {
@@ -49,6 +51,59 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 },
             ),
         }
+    }
+
+    /// The floating type of an expression whose value is a float (lowered values do not keep
+    /// it): literals by their suffix, declared types of objects and functions, and the usual
+    /// arithmetic conversions (the higher rank, complex if either is) for operators.
+    pub fn float_type(&mut self, e: &Node<Expression>) -> BResult<CType> {
+        use lang_c::ast::{BinaryOperator as B, UnaryOperator as U};
+        let float_of = |t: CType| if matches!(t, CType::Float(_)) { Some(t) } else { None };
+        Ok(match &e.node {
+            Expression::Constant(c) => match &c.node {
+                Constant::Float(f) => consts::float_literal_type(f),
+                _ => CType::Float(8),
+            },
+            Expression::Cast(c) => self.cx.type_name(&c.node.type_name.node, c.node.type_name.span)?,
+            Expression::UnaryOperator(u) if matches!(u.node.operator.node, U::Plus | U::Minus) => self.float_type(&u.node.operand)?,
+            Expression::BinaryOperator(b) => match b.node.operator.node {
+                B::Multiply | B::Divide | B::Plus | B::Minus => {
+                    let l = float_of(self.type_of(&b.node.lhs)?);
+                    let r = float_of(self.type_of(&b.node.rhs)?);
+                    match (l, r) {
+                        (Some(CType::Float(x)), Some(CType::Float(y))) => {
+                            let part = (x & !FLOAT_COMPLEX).max(y & !FLOAT_COMPLEX);
+                            CType::Float(part | ((x | y) & FLOAT_COMPLEX))
+                        }
+                        (Some(t), _) | (_, Some(t)) => t,
+                        _ => CType::Float(8),
+                    }
+                }
+                // Assignments have the type of their left operand.
+                _ => self.type_of(&b.node.lhs)?,
+            },
+            Expression::Conditional(c) => {
+                let a = float_of(self.type_of(&c.node.then_expression)?);
+                let b = float_of(self.type_of(&c.node.else_expression)?);
+                match (a, b) {
+                    (Some(CType::Float(x)), Some(CType::Float(y))) => CType::Float(x.max(y)),
+                    (Some(t), _) | (_, Some(t)) => t,
+                    _ => CType::Float(8),
+                }
+            }
+            Expression::Comma(items) => match items.last() {
+                Some(l) => self.type_of(l)?,
+                None => CType::Float(8),
+            },
+            Expression::Call(c) => match &c.node.callee.node {
+                Expression::Identifier(id) => match self.cx.lookup(&id.node.name) {
+                    Some(Sym::Func(_, sig)) => sig.ret.clone(),
+                    _ => CType::Float(8),
+                },
+                _ => CType::Float(8),
+            },
+            _ => CType::Float(8),
+        })
     }
 
     /// The flattened scalar values of a value of type `ty` (one per leaf variable).

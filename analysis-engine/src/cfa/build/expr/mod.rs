@@ -154,7 +154,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                     }
                     // The by-reference pre-pass admits no such use; stay sound if one slips by.
                     Some(Sym::Ref(_, ty)) => Ok(self.unknown_of(&ty, Imprecision::Address)),
-                    Some(Sym::EnumConst(v)) => Ok(Value::Int(Expr::Const(IntTy::INT.wrap(v), IntTy::INT), CType::Int(IntTy::INT))),
+                    Some(Sym::EnumConst(v, t)) => Ok(Value::Int(Expr::Const(v, t), CType::Int(t))),
                     Some(Sym::Func(fname, sig)) => {
                         self.cx.address_taken_funcs.insert(fname);
                         Ok(self.unknown_ptr(CType::Func(sig), Imprecision::Address))
@@ -243,8 +243,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             }
             Expression::OffsetOf(o) => {
                 let t = self.cx.types.long(false);
-                let ty = self.cx.type_name(&o.node.type_name.node, o.node.type_name.span)?;
-                Ok(match self.offset_of(&ty, &o.node.designator.node) {
+                Ok(match super::consts::offset_of(self.cx, &o.node) {
                     Some(n) => Value::Int(Expr::Const(n as i128, t), CType::Int(t)),
                     None => Value::Int(Expr::Unknown(t, Imprecision::Other), CType::Int(t)),
                 })
@@ -255,33 +254,6 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             }
             Expression::Member(_) => unreachable!("members are places"),
         }
-    }
-
-    /// `offsetof(T, a.b[2])` in bytes, with struct layouts as gcc lays them out (fields at
-    /// their alignment); `None` if a step is not a constant member or index of a complete type.
-    fn offset_of(&mut self, ty: &CType, d: &lang_c::ast::OffsetDesignator) -> Option<u64> {
-        let (mut off, mut cur) = member_offset(&self.cx.types, ty, &d.base.node.name)?;
-        for m in &d.members {
-            match &m.node {
-                lang_c::ast::OffsetMember::Member(id) => {
-                    let (o, t) = member_offset(&self.cx.types, &cur, &id.node.name)?;
-                    off += o;
-                    cur = t;
-                }
-                lang_c::ast::OffsetMember::Index(e) => {
-                    let CType::Array(elem, _) = &cur else { return None };
-                    let elem = (**elem).clone();
-                    let i = match self.value(e).ok()? {
-                        Value::Int(Expr::Const(v, _), _) if v >= 0 => v as u64,
-                        _ => return None,
-                    };
-                    off += i.checked_mul(self.cx.types.size_of(&elem)?)?;
-                    cur = elem;
-                }
-                lang_c::ast::OffsetMember::IndirectMember(_) => return None,
-            }
-        }
-        Some(off)
     }
 
     fn size_value(&mut self, ty: &CType, span: LSpan) -> BResult<Value> {
@@ -308,10 +280,12 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 _ => self.place(e).map(|p| p.ty().clone()),
             }
         } else if let Expression::StringLiteral(s) = &e.node {
-            let n = super::consts::string_literal(&s.node).len() as u64 + 1;
-            Ok(CType::Array(Box::new(CType::Int(IntTy::I8)), Some(n)))
+            Ok(super::consts::string_literal_type(&s.node))
         } else {
-            self.value(e).map(|v| value_type(&v))
+            match self.value(e).map(|v| value_type(&v)) {
+                Ok(CType::Float(_)) => self.float_type(e),
+                r => r,
+            }
         };
         self.st.dry -= 1;
         self.st.cur = cur;
@@ -405,22 +379,6 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         self.cx.scopes.pop();
         r
     }
-}
-
-/// The offset and type of a member of a struct or union type, fields at their alignment.
-fn member_offset(types: &super::types::TypeTable, ty: &CType, name: &str) -> Option<(u64, CType)> {
-    let CType::Struct(id) = ty else { return None };
-    let def = &types.structs[*id];
-    let mut off = 0u64;
-    for (n, ft) in def.fields.as_ref()? {
-        let (fs, fa) = (types.size_of(ft)?, types.align_of(ft)?);
-        let at = if def.union { 0 } else { off.div_ceil(fa) * fa };
-        if n == name {
-            return Some((at, ft.clone()));
-        }
-        off = at + fs;
-    }
-    None
 }
 
 /// Whether a conditional is gcc's `x ?: y`, which the front end spells `x ?__cpals_elvis: y`.
