@@ -171,17 +171,26 @@ fn priority(a: &lang_c::ast::Attribute) -> i128 {
     }
 }
 
-/// Whether values of `t` may hold or reach a function pointer.
-pub fn has_fn_ptr(types: &TypeTable, t: &CType, depth: u32) -> bool {
+/// Whether an object of type `t` holds a function pointer itself (as a member, an element or
+/// its value), not only behind further pointers (a `FILE *` does not count).
+pub fn holds_fn_ptr(types: &TypeTable, t: &CType, depth: u32) -> bool {
     if depth > 8 {
         return true;
     }
     match t {
         CType::Func(_) => true,
-        CType::Ptr(p) | CType::Array(p, _) => has_fn_ptr(types, p, depth + 1),
-        CType::Struct(id) => types.structs[*id].fields.as_ref().is_some_and(|fs| fs.iter().any(|(_, ft)| has_fn_ptr(types, ft, depth + 1))),
+        CType::Ptr(p) => matches!(**p, CType::Func(_)),
+        CType::Array(p, _) => holds_fn_ptr(types, p, depth + 1),
+        CType::Struct(id) => {
+            types.structs[*id].fields.as_ref().is_some_and(|fs| fs.iter().any(|(_, ft)| holds_fn_ptr(types, ft, depth + 1)))
+        }
         CType::Void | CType::Int(_) | CType::Float(_) => false,
     }
+}
+
+/// Whether values of `t` hold a function pointer or point to an object that does.
+pub fn has_fn_ptr(types: &TypeTable, t: &CType, depth: u32) -> bool {
+    holds_fn_ptr(types, t, depth) || matches!(t, CType::Ptr(inner) if holds_fn_ptr(types, inner, depth + 1))
 }
 
 /// Runs the pre-pass.
@@ -290,7 +299,7 @@ pub fn scan(parsed: &Parsed, model: DataModel) -> Indirect {
         let writes = sig
             .params
             .iter()
-            .any(|p| matches!(p, CType::Ptr(inner) if !matches!(**inner, CType::Func(_)) && has_fn_ptr(&cx.types, inner, 0)));
+            .any(|p| matches!(p, CType::Ptr(inner) if !matches!(**inner, CType::Func(_)) && holds_fn_ptr(&cx.types, inner, 0)));
         if (returns || writes) && out.foreign.is_none() && s.mentioned.contains(name) {
             out.foreign = Some(format!("`{}` may give a pointer to a function outside the file", name));
         }

@@ -529,7 +529,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 let CType::Func(fsig) = &**p else {
                     // A pointer to something holding function pointers (a struct of handlers):
                     // the external may call any function used as a value.
-                    if indirect::has_fn_ptr(&self.cx.types, p, 0) {
+                    if indirect::holds_fn_ptr(&self.cx.types, p, 0) {
                         for c in self.pointer_candidates(None, usize::MAX) {
                             if !callbacks.iter().any(|(n, _)| *n == c.0) {
                                 callbacks.push(c);
