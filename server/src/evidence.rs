@@ -54,7 +54,7 @@ fn entry_argument(source: &str) -> Result<(), String> {
 
 /// The inputs of a violated property's counterexample, in the order the program reads them.
 /// Fails when the report does not carry all of them (an abridged trace, a value read from
-/// an uninitialised variable or an `extern` object, which a harness cannot supply).
+/// an uninitialised variable, which a harness cannot supply).
 pub fn inputs<'r>(p: &Program, prop: &'r PropertyReport) -> Result<Vec<Input<'r>>, String> {
     if prop.verdict != Verdict::False {
         return Err(format!("the property at line {} is not violated (verdict {})", prop.range.line, prop.verdict.as_str()));
@@ -67,8 +67,9 @@ pub fn inputs<'r>(p: &Program, prop: &'r PropertyReport) -> Result<Vec<Input<'r>
     for step in &prop.trace {
         let Some(TraceInput { source, origin, value }) = &step.input else { continue };
         // A confirmed counterexample does not depend on the result of an unmodelled external
-        // function: the harness leaves the call to the real function.
-        if *origin == InputOrigin::Unmodelled {
+        // function or on an `extern` object (a header's `stdin`, `__daylight`): the harness
+        // leaves them to the real library.
+        if matches!(origin, InputOrigin::Unmodelled | InputOrigin::External) {
             continue;
         }
         if *origin != InputOrigin::Call {

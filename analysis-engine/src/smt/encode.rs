@@ -677,15 +677,15 @@ impl<'p> Encoder<'p> {
                     self.constraints.push(a.eq(&z));
                 }
             }
-            Stmt::Unsupported(_) => {
-                let why: Taint = Rc::from("unsupported construct");
+            Stmt::Unsupported(what) => {
+                let why: Taint = Rc::from(format!("{}, which cpals does not model", what));
                 for i in 0..self.p.globals.len() {
                     self.havoc(VarId::global(i), why.clone());
                 }
                 for v in self.p.escaped.clone() {
                     self.havoc(v, why.clone());
                 }
-                self.tainted.get_or_insert_with(|| Rc::from("unsupported construct"));
+                self.tainted.get_or_insert(why);
             }
         }
     }
