@@ -93,6 +93,10 @@ pub fn harness_source_with(inputs: &[(String, IntTy, i128)], also: &[(String, In
         "void __cpals_error_label(void) {{\n  fprintf(stderr, \"cpals-harness: reached label ERROR\\n\");\n  fflush(stderr);\n  _exit({});\n}}",
         REACHED_STATUS
     );
+    if !defined.iter().any(|d| d == "__VERIFIER_assume") {
+        // SV-COMP's assumption: a run that violates it is not a run of the program.
+        s.push_str("void __VERIFIER_assume(int cond) {\n  if (!cond) _exit(0);\n}\n");
+    }
     for f in ["reach_error", "__VERIFIER_error"] {
         if !defined.iter().any(|d| d == f) {
             let _ = writeln!(
@@ -148,6 +152,12 @@ pub fn safe_to_run(externals: &[String]) -> Result<(), String> {
         "labs",
         "llabs",
         "__builtin_expect",
+        "__builtin_bswap16",
+        "__builtin_bswap32",
+        "__builtin_bswap64",
+        "rand",
+        "srand",
+        "atexit",
         "__builtin_unreachable",
         "__builtin_trap",
         "isdigit",

@@ -429,6 +429,18 @@ impl<'p> ProgCx<'p> {
         Ok(CType::Int(ty))
     }
 
+    /// Whether a declarator declares a variable-length array (a size that is not constant).
+    fn has_vla(&mut self, d: &Declarator) -> bool {
+        d.derived.iter().any(|dd| match &dd.node {
+            DerivedDeclarator::Array(a) => match &a.node.size {
+                ArraySize::VariableUnknown => true,
+                ArraySize::VariableExpression(e) | ArraySize::StaticExpression(e) => consts::eval(self, &e.node).is_none(),
+                ArraySize::Unknown => false,
+            },
+            _ => false,
+        })
+    }
+
     fn struct_type(&mut self, st: &StructType, span: LSpan) -> BResult<CType> {
         let union = st.kind.node == StructKind::Union;
         let name = st.identifier.as_ref().map(|i| i.node.name.clone());
@@ -445,13 +457,20 @@ impl<'p> ProgCx<'p> {
                 }
             }
             (None, _) => {
-                self.types.structs.push(StructDef { name: "<anonymous>".into(), union, fields: None, bit_fields: Vec::new() });
+                self.types.structs.push(StructDef {
+                    name: "<anonymous>".into(),
+                    union,
+                    fields: None,
+                    bit_fields: Vec::new(),
+                    variable: false,
+                });
                 self.types.structs.len() - 1
             }
         };
         if let Some(decls) = &st.declarations {
             let mut fields: Vec<(String, CType)> = Vec::new();
             let mut bit_fields = Vec::new();
+            let mut variable = false;
             for d in decls {
                 let StructDeclaration::Field(f) = &d.node else { continue };
                 let base = self.sq_base_type(&f.node.specifiers, f.span)?;
@@ -463,6 +482,7 @@ impl<'p> ProgCx<'p> {
                 for sd in &f.node.declarators {
                     let (fname, mut ft) = match &sd.node.declarator {
                         Some(dcl) => {
+                            variable |= self.has_vla(&dcl.node);
                             let (n, t, _) = self.declarator(base.clone(), &dcl.node)?;
                             (n.unwrap_or_default(), t)
                         }
@@ -493,15 +513,17 @@ impl<'p> ProgCx<'p> {
                     fields.push((fname, ft));
                 }
             }
+            variable |= fields.iter().any(|(_, t)| self.types.is_variable(t));
             self.types.structs[id].fields = Some(fields);
             self.types.structs[id].bit_fields = bit_fields;
+            self.types.structs[id].variable = variable;
         }
         let _ = span;
         Ok(CType::Struct(id))
     }
 
     fn new_struct(&mut self, name: String, union: bool) -> StructId {
-        self.types.structs.push(StructDef { name: name.clone(), union, fields: None, bit_fields: Vec::new() });
+        self.types.structs.push(StructDef { name: name.clone(), union, fields: None, bit_fields: Vec::new(), variable: false });
         let id = self.types.structs.len() - 1;
         self.scopes.last_mut().expect("scope").tags.insert(name, id);
         id

@@ -39,6 +39,9 @@ pub struct StructDef {
     pub fields: Option<Vec<(String, CType)>>,
     /// The bit-fields, in declaration order, for the layout (`sizeof`, `_Alignof`).
     pub bit_fields: Vec<BitField>,
+    /// A member is a variable-length array (GNU C, in a function): the layout depends on
+    /// values at run time and is not known statically (a VLA is not a flexible array member).
+    pub variable: bool,
 }
 
 /// A bit-field as declared. A named one is the member `fields[index]` (whose type is an
@@ -185,8 +188,21 @@ impl TypeTable {
     /// its declared type unless it would span more units of that type's alignment than the
     /// type itself has (then at the next such boundary); a zero-width bit-field moves to the
     /// next boundary of its type's alignment; unnamed bit-fields do not align the struct.
+    /// Whether a type's layout depends on run-time values (a struct with a VLA member, in
+    /// arrays or nested structs).
+    pub fn is_variable(&self, t: &CType) -> bool {
+        match t {
+            CType::Struct(id) => self.structs[*id].variable,
+            CType::Array(e, _) => self.is_variable(e),
+            _ => false,
+        }
+    }
+
     pub fn struct_layout(&self, id: StructId) -> Option<Layout> {
         let def = &self.structs[id];
+        if def.variable {
+            return None;
+        }
         let fields = def.fields.as_ref()?;
         let mut bits = 0u64; // the next free bit (structs) or the largest member (unions)
         let mut align = 1u64;
