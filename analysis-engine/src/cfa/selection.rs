@@ -30,8 +30,11 @@ impl PropertySet {
     pub const ALL: PropertySet = PropertySet { assert: true, reach_error: true, error_label: true };
     /// SV-COMP's `unreach-call.prp`, `G ! call(reach_error())`.
     pub const UNREACH_CALL: PropertySet = PropertySet { assert: false, reach_error: true, error_label: false };
-    /// CPAchecker's `unreach-label.prp`, `G ! label(ERROR)`.
-    pub const UNREACH_LABEL: PropertySet = PropertySet { assert: false, reach_error: false, error_label: true };
+    /// CPAchecker's `unreach-label.prp`, `G ! label(ERROR)`, as CPAchecker checks it with its
+    /// default specification (`config/specification/default.spc`): labels `ERROR` and failed
+    /// `assert`s (`__assert_fail`) are errors, `reach_error()` is not. The expected verdicts of
+    /// its regression tasks were produced so (an `assert` that can fail is a `false` task).
+    pub const UNREACH_LABEL: PropertySet = PropertySet { assert: true, reach_error: false, error_label: true };
 
     /// Whether a target of this kind is a property.
     pub fn counts(self, kind: TargetKind) -> bool {

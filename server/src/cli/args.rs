@@ -44,7 +44,8 @@ pub struct AnalysisArgs {
     #[arg(long)]
     pub function: Option<String>,
     /// An SV-COMP property file (`unreach-call.prp`: only calls of `reach_error`; CPAchecker's
-    /// `unreach-label.prp`: only labels `ERROR`): only those targets are properties, and the
+    /// `unreach-label.prp`: labels `ERROR` and failed asserts, as CPAchecker's default
+    /// specification): only those targets are properties, and the
     /// entry is the function its `init(…)` names. By default every assert, `reach_error()`
     /// call and `ERROR:` label is a property. `unreach-call` and `unreach-label` also name
     /// the two properties without a file.
