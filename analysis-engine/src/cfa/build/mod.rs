@@ -237,6 +237,11 @@ fn default_roots(parsed: &Parsed, cx: &ProgCx, functions: &[Function], main: Opt
         }
     }
     let mut called: BTreeSet<String> = cx.address_taken_funcs.clone();
+    // Functions the program runs without a call in the file: constructors and destructors,
+    // `atexit` handlers, functions used as values (called through pointers) and aliases.
+    let ind = &cx.indirect;
+    called.extend(ind.constructors.iter().chain(&ind.destructors).chain(&ind.atexit).chain(&ind.values).cloned());
+    called.extend(ind.aliases.values().cloned());
     for ext in &parsed.unit.0 {
         let mut names = BTreeSet::new();
         let own = match &ext.node {
