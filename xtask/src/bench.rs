@@ -5,7 +5,8 @@
 //!
 //! Every `false` verdict is checked by replaying its counterexample: the child writes an
 //! executable harness (`check --harness`), which is compiled with the program and run; a
-//! replay that does not reach the violation counts as a wrong verdict. With `--keep DIR`
+//! replay that runs and does not reach the violation counts as a wrong verdict (one that cannot
+//! run, for want of a harness or because gcc rejects the program, is listed apart). With `--keep DIR`
 //! the harnesses and the SV-COMP witnesses the children write are kept there.
 
 use std::collections::BTreeMap;
@@ -72,9 +73,8 @@ struct Outcome {
     wall: f64,
     max_rss_kb: u64,
     note: String,
-    /// For a `false` verdict: whether its harness replayed to the violation, and what the
-    /// replay showed.
-    replay: Option<(bool, String)>,
+    /// For a `false` verdict: what the native replay of its harness showed.
+    replay: Option<Replay>,
 }
 
 /// What a task definition (`.yml`, SV-COMP's format) says about one property: its property
@@ -286,11 +286,30 @@ fn artifact_paths(dir: &Path, t: &Task, analysis: &str) -> (PathBuf, PathBuf) {
     (dir.join(format!("{}.witness.yml", stem)), dir.join(format!("{}.harness.c", stem)))
 }
 
-/// Replays a `false` verdict's harness against the program; `(reached, what happened)`.
-fn replay(t: &Task, harness: &Path) -> (bool, String) {
+/// What the native replay of a `false` verdict's counterexample showed.
+#[derive(Clone, Debug)]
+enum Replay {
+    /// The run reached the violation.
+    Reached(String),
+    /// The run ended without reaching it: the verdict is counted wrong.
+    Missed(String),
+    /// No run was possible (no harness: the counterexample depends on something no harness
+    /// supplies, such as `main`'s arguments; or gcc rejects the program): the verdict stands
+    /// on cpals's own confirmation and is counted, but listed as not replayed.
+    Unavailable(String),
+}
+
+impl Replay {
+    fn missed(&self) -> bool {
+        matches!(self, Replay::Missed(_))
+    }
+}
+
+/// Replays a `false` verdict's harness against the program.
+fn replay(t: &Task, harness: &Path) -> Replay {
     use analysis_engine::harness::NativeResult;
     if !harness.is_file() {
-        return (false, "no harness was written".into());
+        return Replay::Unavailable("no harness was written".into());
     }
     let model = cpals::messages::parse_model(&t.data_model).unwrap_or(analysis_engine::cfa::DataModel::Lp64);
     let externals = match analysis_engine::frontend::SourceInput::read(&t.file)
@@ -298,12 +317,12 @@ fn replay(t: &Task, harness: &Path) -> (bool, String) {
         .and_then(|i| analysis_engine::load(&i, model).map_err(|e| e.to_string()))
     {
         Ok(p) => p.externals,
-        Err(e) => return (false, format!("cannot load the program: {}", e)),
+        Err(e) => return Replay::Unavailable(format!("cannot load the program: {}", e)),
     };
     match analysis_engine::harness::replay_files(&t.file, harness, model, Duration::from_secs(20), &externals) {
-        NativeResult::Reached(at) => (true, format!("reached {}", at)),
-        NativeResult::NotReached(why) => (false, why),
-        NativeResult::Unavailable(why) => (false, format!("cannot replay: {}", why)),
+        NativeResult::Reached(at) => Replay::Reached(format!("reached {}", at)),
+        NativeResult::NotReached(why) => Replay::Missed(why),
+        NativeResult::Unavailable(why) => Replay::Unavailable(format!("cannot replay: {}", why)),
     }
 }
 
@@ -378,8 +397,9 @@ impl Tally {
                 self.correct_true += 1;
                 self.correct_cpu.push(o.cpu);
             }
-            // A violation whose counterexample does not replay natively counts as wrong.
-            ("false", false) if o.replay.as_ref().is_some_and(|(ok, _)| !ok) => self.wrong_false += 1,
+            // A violation whose counterexample replays natively without reaching it counts as
+            // wrong.
+            ("false", false) if o.replay.as_ref().is_some_and(Replay::missed) => self.wrong_false += 1,
             ("false", false) => {
                 self.correct_false += 1;
                 self.correct_cpu.push(o.cpu);
@@ -455,7 +475,7 @@ pub fn run(args: &BenchArgs) -> i32 {
     let wrong = results.iter().any(|(&(t, _), o)| {
         (o.verdict == "true" && !tasks[t].expected)
             || (o.verdict == "false" && tasks[t].expected)
-            || o.replay.as_ref().is_some_and(|(ok, _)| !ok)
+            || o.replay.as_ref().is_some_and(Replay::missed)
     });
     if wrong {
         1
@@ -480,8 +500,9 @@ fn run_all(args: &BenchArgs, tasks: &[Task], analyses: &[String], exe: &Path, ar
                 let Some(&(t, a)) = jobs.get(i) else { break };
                 let o = run_task(exe, &tasks[t], &analyses[a], args.timeout, extra, artifacts);
                 let replayed = match &o.replay {
-                    Some((true, _)) => " [replayed]".to_string(),
-                    Some((false, why)) => format!(" [REPLAY FAILED: {}]", why),
+                    Some(Replay::Reached(_)) => " [replayed]".to_string(),
+                    Some(Replay::Missed(why)) => format!(" [REPLAY FAILED: {}]", why),
+                    Some(Replay::Unavailable(why)) => format!(" [not replayed: {}]", why),
                     None => String::new(),
                 };
                 eprintln!(
@@ -508,8 +529,9 @@ fn tsv(args: &BenchArgs, tasks: &[Task], analyses: &[String], results: &BTreeMap
     let mut out = String::from("analysis\tcategory\tfile\texpected\tverdict\tcpu_s\twall_s\tmax_rss_kb\treplay\tnote\n");
     for (&(t, a), o) in results.iter() {
         let replay = match &o.replay {
-            Some((true, _)) => "reached".to_string(),
-            Some((false, why)) => format!("failed: {}", why.replace(['\t', '\n'], " ")),
+            Some(Replay::Reached(at)) => at.replace(['\t', '\n'], " "),
+            Some(Replay::Missed(why)) => format!("failed: {}", why.replace(['\t', '\n'], " ")),
+            Some(Replay::Unavailable(why)) => format!("unavailable: {}", why.replace(['\t', '\n'], " ")),
             None => "-".to_string(),
         };
         out.push_str(&format!(
@@ -600,9 +622,15 @@ fn print_tables(args: &BenchArgs, tasks: &[Task], analyses: &[String], results: 
             );
         }
     }
-    let (n_false, n_replayed) =
-        results.values().filter_map(|o| o.replay.as_ref()).fold((0, 0), |(n, k), (ok, _)| (n + 1, k + usize::from(*ok)));
-    println!("Replays: {} of {} false verdicts replayed natively to the violation\n", n_replayed, n_false);
+    let replays: Vec<&Replay> = results.values().filter_map(|o| o.replay.as_ref()).collect();
+    let count = |f: fn(&Replay) -> bool| replays.iter().filter(|r| f(r)).count();
+    println!(
+        "Replays: {} of {} false verdicts replayed natively to the violation, {} could not be replayed, {} missed it\n",
+        count(|r| matches!(r, Replay::Reached(_))),
+        replays.len(),
+        count(|r| matches!(r, Replay::Unavailable(_))),
+        count(Replay::missed)
+    );
 }
 
 fn print_row(name: &str, t: &Tally) {
