@@ -362,6 +362,18 @@ impl Expr {
         });
     }
 
+    /// The value of an expression over constants only (`None` if it reads anything, or on
+    /// undefined behaviour such as a division by zero).
+    pub fn constant(&self) -> Option<i128> {
+        match self {
+            Expr::Const(v, _) => Some(*v),
+            Expr::Cast(a, t) => Some(t.wrap(a.constant()?)),
+            Expr::Unary(op, a, _) => Some(eval_unop(*op, a.constant()?, a.ty())),
+            Expr::Binary(op, a, b, t) => eval_binop(*op, a.constant()?, b.constant()?, *t),
+            _ => None,
+        }
+    }
+
     pub fn has_unknown(&self) -> bool {
         let mut found = false;
         self.walk(&mut |e| found |= matches!(e, Expr::Unknown(..)));

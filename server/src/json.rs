@@ -10,6 +10,7 @@ pub fn kind_name(k: TargetKind) -> &'static str {
         TargetKind::Assert => "assert",
         TargetKind::ReachError => "reach_error",
         TargetKind::ErrorLabel => "error_label",
+        TargetKind::OutOfBounds => "out_of_bounds",
     }
 }
 

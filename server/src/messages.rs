@@ -38,8 +38,12 @@ pub fn result_text(v: Verdict) -> &'static str {
 
 /// SV-COMP's result line for a run of `props`: a violation of CPAchecker's label property is
 /// `FALSE(unreach-label)`, any other `FALSE(unreach-call)` as [`result_text`] says.
-pub fn result_text_for(v: Verdict, props: analysis_engine::config::PropertySet) -> &'static str {
-    if v == Verdict::False && props == analysis_engine::config::PropertySet::UNREACH_LABEL {
+/// A file whose only violations are out-of-bounds accesses is `FALSE(valid-deref)`.
+pub fn result_text_for(v: Verdict, set: analysis_engine::config::PropertySet, props: &[PropertyReport]) -> &'static str {
+    let only_bounds = props.iter().filter(|p| p.verdict == Verdict::False).all(|p| p.kind == TargetKind::OutOfBounds);
+    if v == Verdict::False && only_bounds {
+        "FALSE(valid-deref)"
+    } else if v == Verdict::False && set == analysis_engine::config::PropertySet::UNREACH_LABEL {
         "FALSE(unreach-label)"
     } else {
         result_text(v)
@@ -59,15 +63,20 @@ pub fn parse_model(s: &str) -> Result<DataModel, String> {
 pub fn describe(p: &PropertyReport) -> String {
     match (&p.condition, p.kind) {
         (Some(c), TargetKind::Assert) => format!("assertion `{}`", c),
+        (Some(c), TargetKind::OutOfBounds) => c.clone(),
         (Some(c), _) => format!("`{}`", c),
         (None, TargetKind::Assert) => "assertion".into(),
         (None, TargetKind::ReachError) => "call to reach_error()".into(),
         (None, TargetKind::ErrorLabel) => "label ERROR".into(),
+        (None, TargetKind::OutOfBounds) => "array index".into(),
     }
 }
 
 /// What a proof says: `… holds` or `… is unreachable`.
 pub fn holds(p: &PropertyReport) -> String {
+    if p.kind == TargetKind::OutOfBounds {
+        return format!("{} stays within bounds", describe(p));
+    }
     if p.condition.is_none() && p.kind != TargetKind::Assert {
         format!("{} is unreachable", describe(p))
     } else {
@@ -77,6 +86,15 @@ pub fn holds(p: &PropertyReport) -> String {
 
 /// The sentence for a property's verdict.
 pub fn message(p: &PropertyReport) -> String {
+    if p.kind == TargetKind::OutOfBounds {
+        // "index of `a` (10 elements)": the condition names the array.
+        let what = p.condition.clone().unwrap_or_else(|| "array index".into());
+        return match p.verdict {
+            Verdict::True => format!("{} stays within bounds (proved by the {} analysis)", what, p.analysis),
+            Verdict::False => format!("{} can be out of bounds (counterexample with {} steps)", what, p.trace.len()),
+            Verdict::Unknown => format!("{}: {}", what, p.reason.as_ref().map_or_else(|| "unknown".to_string(), |r| r.to_string())),
+        };
+    }
     let reach = p.condition.is_none() && p.kind != TargetKind::Assert;
     match (p.verdict, reach) {
         (Verdict::True, _) => format!("{} (proved by the {} analysis)", holds(p), p.analysis),

@@ -62,8 +62,9 @@ pub fn witness(report: &Report, program: &Program, task: &Task) -> Result<Witnes
 pub fn specification(report: &Report, program: &Program) -> String {
     let entry = program.entry.map(|f| program.func(f).name.clone()).unwrap_or_else(|| "main".into());
     let mut lines: Vec<String> = Vec::new();
-    for p in &report.properties {
+    for p in report.properties.iter().filter(|p| program.properties.decides(p.kind)) {
         let line = match p.kind {
+            TargetKind::OutOfBounds => format!("CHECK( init({}()), LTL(G valid-deref) )", entry),
             TargetKind::ErrorLabel => format!("CHECK( init({}()), LTL(G ! label(ERROR)) )", entry),
             TargetKind::Assert => format!("CHECK( init({}()), LTL(G ! call(__assert_fail())) )", entry),
             TargetKind::ReachError => {

@@ -45,11 +45,19 @@ pub fn cpals_dir() -> PathBuf {
 pub struct Expectation {
     pub line: u32,
     pub verdicts: BTreeMap<Option<String>, String>,
+    /// The verdicts of the line's out-of-bounds checks (`// BOUNDS-UNSAFE`); without one,
+    /// every array access of the line must be proved within bounds.
+    pub bounds: BTreeMap<Option<String>, String>,
 }
 
 impl Expectation {
     pub fn for_analysis(&self, analysis: &str) -> Option<&str> {
         self.verdicts.get(&Some(analysis.to_string())).or_else(|| self.verdicts.get(&None)).map(|s| s.as_str())
+    }
+
+    /// The expected verdict of the line's out-of-bounds checks under `analysis`.
+    pub fn bounds_for(&self, analysis: &str) -> Option<&str> {
+        self.bounds.get(&Some(analysis.to_string())).or_else(|| self.bounds.get(&None)).map(|s| s.as_str())
     }
 }
 
@@ -164,7 +172,10 @@ pub fn parse_fixture(path: &Path) -> Fixture {
         // `// SAFE`, `// UNSAFE`, `// UNKNOWN`, optionally `[analysis]`, at the end of a line.
         let Some(idx) = line.rfind("//") else { continue };
         let comment = &line[idx + 2..];
+        // `// BOUNDS-UNSAFE` (also `BOUNDS-SAFE`, `BOUNDS-UNKNOWN`, with `[analysis]`): the
+        // verdict of the line's out-of-bounds checks.
         let mut verdicts = BTreeMap::new();
+        let mut bounds = BTreeMap::new();
         for word in comment.split_whitespace() {
             let (verdict, analysis) = match word.split_once('[') {
                 Some((v, a)) => (v, Some(a.trim_end_matches(']').to_string())),
@@ -172,10 +183,12 @@ pub fn parse_fixture(path: &Path) -> Fixture {
             };
             if matches!(verdict, "SAFE" | "UNSAFE" | "UNKNOWN") {
                 verdicts.insert(analysis, verdict.to_string());
+            } else if let Some(v @ ("SAFE" | "UNSAFE" | "UNKNOWN")) = verdict.strip_prefix("BOUNDS-") {
+                bounds.insert(analysis, v.to_string());
             }
         }
-        if !verdicts.is_empty() {
-            f.expectations.push(Expectation { line: lineno, verdicts });
+        if !verdicts.is_empty() || !bounds.is_empty() {
+            f.expectations.push(Expectation { line: lineno, verdicts, bounds });
         }
     }
     f

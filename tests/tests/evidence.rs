@@ -149,6 +149,29 @@ fn unknown_verdict_writes_no_witness_and_no_harness() {
 }
 
 #[test]
+fn a_counterexample_that_reads_an_uninitialised_local_shows_it_and_gets_no_harness() {
+    // The violation depends on the indeterminate value of `u`, which no harness can choose:
+    // the trace shows the declaration as the input it is, and no harness that would not
+    // replay is written.
+    let dir = temp_dir("harness-uninitialised");
+    let file = dir.join("uninit.c");
+    std::fs::write(
+        &file,
+        "#include <assert.h>\nint main(void) {\n  int u;\n  int k = 0;\n  if (u < 0 || u > 10)\n    return 0;\n  k = u + 1;\n  assert(k != 11);\n  return 0;\n}\n",
+    )
+    .unwrap();
+    let (w, h) = (dir.join("w.yml"), dir.join("h.c"));
+    let run = check(&file, &[], &w, &h);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert_eq!(trace_inputs(&run.report), vec![("uninitialised".to_string(), "10".to_string())]);
+    let prop = run.report["properties"].as_array().unwrap().iter().find(|p| p["verdict"] == "false").unwrap();
+    let first = &prop["trace"][0];
+    assert_eq!((first["line"].as_u64(), first["text"].as_str()), (Some(3), Some("u = <uninitialised>")), "{first}");
+    assert!(!h.exists(), "a harness was written for a counterexample it cannot replay");
+    assert!(run.stderr.contains("no harness written: the counterexample reads uninitialised at line 3"), "{}", run.stderr);
+}
+
+#[test]
 fn the_schema_rejects_what_the_format_forbids() {
     // A witness the validator must refuse, so that passing it means something: a target
     // waypoint with a constraint, a bad hash and a follow waypoint that is not last.

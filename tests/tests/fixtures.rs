@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use analysis_engine::cfa::DataModel;
+use analysis_engine::cfa::{DataModel, TargetKind};
 use analysis_engine::frontend::SourceInput;
 use analysis_engine::report::{Report, Verdict};
 use analysis_engine::{Analysis, Cancel, VerifyConfig};
@@ -106,9 +106,26 @@ fn name(f: &Fixture) -> String {
 fn mismatches(f: &Fixture, analysis: &str, report: &Report) -> Vec<String> {
     let name = format!("fixtures/{}", name(f));
     let mut failures = Vec::new();
+    // Out-of-bounds checks: proved unless the line says otherwise (`// BOUNDS-UNSAFE`).
+    for p in report.properties.iter().filter(|p| p.kind == TargetKind::OutOfBounds) {
+        let want = f.expectations.iter().find(|e| e.line == p.range.line).and_then(|e| e.bounds_for(analysis)).unwrap_or("SAFE");
+        if verdict_word(p.verdict) != want {
+            let reason = p.reason.as_ref().map(ToString::to_string).unwrap_or_default();
+            failures.push(format!(
+                "{name}:{}: [{analysis}] expected the array access to be BOUNDS-{want}, got {} ({reason})",
+                p.range.line,
+                verdict_word(p.verdict)
+            ));
+        }
+    }
     for e in &f.expectations {
         let Some(want) = e.for_analysis(analysis) else { continue };
-        let got: Vec<&str> = report.properties.iter().filter(|p| p.range.line == e.line).map(|p| verdict_word(p.verdict)).collect();
+        let got: Vec<&str> = report
+            .properties
+            .iter()
+            .filter(|p| p.range.line == e.line && p.kind != TargetKind::OutOfBounds)
+            .map(|p| verdict_word(p.verdict))
+            .collect();
         match got.as_slice() {
             [] => failures.push(format!("{name}:{}: [{analysis}] expected {want}, but no property is reported there", e.line)),
             [g] if *g == want => {}
@@ -116,7 +133,7 @@ fn mismatches(f: &Fixture, analysis: &str, report: &Report) -> Vec<String> {
                 let reason = report
                     .properties
                     .iter()
-                    .find(|p| p.range.line == e.line)
+                    .find(|p| p.range.line == e.line && p.kind != TargetKind::OutOfBounds)
                     .and_then(|p| p.reason.as_ref().map(ToString::to_string))
                     .unwrap_or_default();
                 failures.push(format!("{name}:{}: [{analysis}] expected {want}, got {:?} ({reason})", e.line, g))
@@ -124,7 +141,7 @@ fn mismatches(f: &Fixture, analysis: &str, report: &Report) -> Vec<String> {
         }
     }
     for p in &report.properties {
-        if !f.expectations.iter().any(|e| e.line == p.range.line) {
+        if p.kind != TargetKind::OutOfBounds && !f.expectations.iter().any(|e| e.line == p.range.line && !e.verdicts.is_empty()) {
             failures.push(format!("{name}:{}: [{analysis}] property without an expectation ({})", p.range.line, p.verdict.as_str()));
         }
         if p.verdict == Verdict::False && p.trace.is_empty() {
@@ -189,7 +206,19 @@ fn mismatches(f: &Fixture, analysis: &str, report: &Report) -> Vec<String> {
 
 /// One fixture with one of its analyses: every expectation holds.
 fn check_fixture(f: &Fixture, analysis: &str) -> Result<(), Failed> {
-    let report = run(f, analysis);
+    // The analyses recurse over expressions: they run on a thread with the stack the language
+    // server's workers have (64 MiB), not on the test runner's (2 MiB, in a debug build).
+    let (f2, a2) = (f.clone(), analysis.to_string());
+    let report = std::thread::Builder::new()
+        .name(format!("fixture {}", name(f)))
+        .stack_size(64 << 20)
+        .spawn(move || run(&f2, &a2))
+        .map_err(|e| Failed::from(format!("cannot start the trial's thread: {e}")))?
+        .join()
+        .map_err(|p| {
+            let what = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
+            Failed::from(format!("the analysis panicked: {}", what.unwrap_or_default()))
+        })?;
     let failures = mismatches(f, analysis, &report);
     if failures.is_empty() {
         Ok(())

@@ -116,6 +116,9 @@ pub enum TargetKind {
     ReachError,
     /// A label `ERROR:`.
     ErrorLabel,
+    /// An array subscript whose index may lie outside the array (undefined behaviour: the
+    /// access may read or overwrite other objects, so no proof may assume it does not happen).
+    OutOfBounds,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

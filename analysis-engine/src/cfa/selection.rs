@@ -17,6 +17,11 @@ pub struct PropertySet {
     pub reach_error: bool,
     /// Labels named `ERROR`.
     pub error_label: bool,
+    /// Out-of-bounds array accesses count as violations of their own (the editor). They are
+    /// checked in every set: where they are not properties (a benchmark's `unreach-call`), an
+    /// access that may be out of bounds leaves the other properties' proofs `unknown` (its
+    /// behaviour is undefined), and a confirmed one does not make the task `false`.
+    pub memory: bool,
 }
 
 impl Default for PropertySet {
@@ -27,21 +32,31 @@ impl Default for PropertySet {
 
 impl PropertySet {
     /// The editor's default: every kind counts.
-    pub const ALL: PropertySet = PropertySet { assert: true, reach_error: true, error_label: true };
+    pub const ALL: PropertySet = PropertySet { assert: true, reach_error: true, error_label: true, memory: true };
     /// SV-COMP's `unreach-call.prp`, `G ! call(reach_error())`.
-    pub const UNREACH_CALL: PropertySet = PropertySet { assert: false, reach_error: true, error_label: false };
+    pub const UNREACH_CALL: PropertySet = PropertySet { assert: false, reach_error: true, error_label: false, memory: false };
     /// CPAchecker's `unreach-label.prp`, `G ! label(ERROR)`, as CPAchecker checks it with its
     /// default specification (`config/specification/default.spc`): labels `ERROR` and failed
     /// `assert`s (`__assert_fail`) are errors, `reach_error()` is not. The expected verdicts of
     /// its regression tasks were produced so (an `assert` that can fail is a `false` task).
-    pub const UNREACH_LABEL: PropertySet = PropertySet { assert: true, reach_error: false, error_label: true };
+    pub const UNREACH_LABEL: PropertySet = PropertySet { assert: true, reach_error: false, error_label: true, memory: false };
 
-    /// Whether a target of this kind is a property.
+    /// Whether a target of this kind is a target of the CFA (out-of-bounds checks always are).
     pub fn counts(self, kind: TargetKind) -> bool {
         match kind {
             TargetKind::Assert => self.assert,
             TargetKind::ReachError => self.reach_error,
             TargetKind::ErrorLabel => self.error_label,
+            TargetKind::OutOfBounds => true,
+        }
+    }
+
+    /// Whether a violation of a target of this kind makes the file's verdict `false` (else
+    /// it is a side condition: see [`PropertySet::memory`]).
+    pub fn decides(self, kind: TargetKind) -> bool {
+        match kind {
+            TargetKind::OutOfBounds => self.memory,
+            k => self.counts(k),
         }
     }
 

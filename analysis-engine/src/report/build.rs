@@ -2,17 +2,17 @@
 //! of each step), loop invariants as C expressions, code proven unreachable, property
 //! conditions, and the final [`Report`] from the analyses' [`Outcome`].
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use super::outcome::{Decision, FoundInvariant, Outcome};
 use super::{
     InputOrigin, InvariantReport, InvariantSource, PropertyReport, Report, Stats, StepKind, TraceInput, TraceStep, TraceValue,
     UnknownReason, Verdict,
 };
-use crate::cfa::{EdgeKind, Loc, Op, OpCtx, OpKind, Program, SrcRange};
+use crate::cfa::{EdgeKind, Loc, NodeId, Op, OpCtx, OpKind, Program, SrcRange, TargetKind};
 use crate::config::{Analysis, TemplateMode};
 use crate::invariants::Annotations;
-use crate::ir::{InputSource, Stmt, VarId};
+use crate::ir::{FuncId, InputSource, LValue, Stmt, VarId};
 use crate::properties::{Property, PropertyKey};
 use crate::smt::path::StepValues;
 
@@ -59,6 +59,56 @@ pub fn value_text(p: &Program, v: VarId, idx: Option<i64>, val: i128) -> (String
     (name, shown)
 }
 
+/// Whether the rest of a path reads `v` before it assigns it a whole new value (reads are
+/// over-approximated: every variable an operation's expressions mention, an array element
+/// write reads the array's other elements).
+fn read_before_written(rest: &[(OpCtx, usize)], v: VarId) -> bool {
+    let lvalue_reads = |lv: &LValue, out: &mut Vec<VarId>| {
+        if let LValue::Elem(a, i) = lv {
+            out.push(*a);
+            i.vars(out);
+        }
+    };
+    let whole = |lv: &LValue| match lv {
+        LValue::Var(w) => Some(*w),
+        LValue::Elem(..) => None,
+    };
+    for (op, _) in rest {
+        let mut reads = Vec::new();
+        let mut assigned: Vec<VarId> = Vec::new();
+        match op.kind {
+            OpKind::Edge(EdgeKind::Assume { cond, .. }) => cond.vars(&mut reads),
+            OpKind::Edge(EdgeKind::Statement(st) | EdgeKind::Declaration(st)) => match st {
+                Stmt::Assign(lv, e) => {
+                    e.vars(&mut reads);
+                    lvalue_reads(lv, &mut reads);
+                    assigned.extend(whole(lv));
+                }
+                Stmt::Input { lhs, .. } => {
+                    lvalue_reads(lhs, &mut reads);
+                    assigned.extend(whole(lhs));
+                }
+                Stmt::InitArray { var, .. } => assigned.push(*var),
+                Stmt::HavocMemory(_) | Stmt::Unsupported(_) => {}
+            },
+            OpKind::Edge(EdgeKind::Return(es)) => es.iter().for_each(|e| e.vars(&mut reads)),
+            OpKind::Call { call, .. } => call.args.iter().for_each(|e| e.vars(&mut reads)),
+            OpKind::Return { call, .. } => call.ret.iter().for_each(|lv| {
+                lvalue_reads(lv, &mut reads);
+                assigned.extend(whole(lv));
+            }),
+            OpKind::Edge(EdgeKind::Blank | EdgeKind::CallSummary(_)) => {}
+        }
+        if reads.contains(&v) {
+            return true;
+        }
+        if assigned.contains(&v) {
+            return false;
+        }
+    }
+    false
+}
+
 /// Turns a confirmed path (operations with their call depths) and its values into
 /// user-facing steps.
 pub fn trace(p: &Program, ops: &[(OpCtx, usize)], values: &[StepValues]) -> Vec<TraceStep> {
@@ -75,8 +125,14 @@ pub fn trace(p: &Program, ops: &[(OpCtx, usize)], values: &[StepValues]) -> Vec<
         let (kind, hide) = match (&op.op, op.kind) {
             (_, OpKind::Edge(EdgeKind::Blank)) => (StepKind::Other, true),
             (_, OpKind::Edge(EdgeKind::Assume { truth, .. })) => (StepKind::Assume { taken: *truth }, false),
-            (_, OpKind::Edge(EdgeKind::Declaration(Stmt::Input { source: InputSource::Uninitialised, .. }))) => {
-                (StepKind::Declaration, true)
+            // A declaration without initialiser is shown only when the path reads the
+            // indeterminate value (then it is an input no harness can supply).
+            (_, OpKind::Edge(EdgeKind::Declaration(Stmt::Input { lhs, source: InputSource::Uninitialised }))) => {
+                if read_before_written(&ops[i + 1..], lhs.var()) {
+                    (StepKind::Input, false)
+                } else {
+                    (StepKind::Declaration, true)
+                }
             }
             (_, OpKind::Edge(EdgeKind::Statement(Stmt::Input { .. }) | EdgeKind::Declaration(Stmt::Input { .. }))) => {
                 (StepKind::Input, false)
@@ -130,6 +186,12 @@ pub fn trace(p: &Program, ops: &[(OpCtx, usize)], values: &[StepValues]) -> Vec<
             Op::Return(..) => format!("return from {}", p.cfa(edge.kind.callee().expect("call edge")).name),
             // The start function has no text of its own (global initialisers, entry arguments).
             _ if f == p.start && kind == StepKind::Input => crate::cfa::pretty::edge(p, &edge.kind),
+            // `u = <uninitialised>`: the source text is only the declarator.
+            _ if kind == StepKind::Input
+                && matches!(edge.kind, EdgeKind::Declaration(Stmt::Input { source: InputSource::Uninitialised, .. })) =>
+            {
+                crate::cfa::pretty::edge(p, &edge.kind)
+            }
             _ => excerpt(p, &range).unwrap_or_else(|| crate::cfa::pretty::edge(p, &edge.kind)),
         };
         steps.push(TraceStep { range, function: func.name.clone(), text, kind, values: dedup, input, depth: *depth });
@@ -315,9 +377,10 @@ pub fn assemble(p: &Program, props: &[Property], run: Outcome, credits: Credits,
                 .into(),
         );
     }
+    let properties = side_conditions(p, props, properties);
     Report {
         file: p.file.to_string(),
-        verdict: Report::file_verdict(&properties),
+        verdict: Report::file_verdict(&properties, p.properties),
         properties,
         invariants: invariants.iter().map(|i| invariant_report(p, i)).collect(),
         unreachable: run.reached.as_ref().map(|r| unreachable_code(p, r)).unwrap_or_default(),
@@ -344,9 +407,10 @@ pub fn assemble_templates(p: &Program, props: &[Property], run: Outcome, analysi
         "template invariants are linear constraints over mathematical integers, checked inductive bit-precisely".to_string(),
         format!("ladder steps run: {}", steps),
     ];
+    let properties = side_conditions(p, props, properties);
     Report {
         file: p.file.to_string(),
-        verdict: Report::file_verdict(&properties),
+        verdict: Report::file_verdict(&properties, p.properties),
         properties,
         invariants: run.invariants.iter().map(|i| invariant_report(p, i)).collect(),
         unreachable: Vec::new(),
@@ -356,6 +420,93 @@ pub fn assemble_templates(p: &Program, props: &[Property], run: Outcome, analysi
         stats,
         precision: None,
     }
+}
+
+/// Out-of-bounds accesses are side conditions of the proofs after them: where one is not
+/// proved impossible, a property otherwise proved that an execution may reach after the access
+/// is `unknown`, naming the access (an access out of bounds is undefined behaviour; in memory
+/// it may overwrite the very variables the proof is about). "After" is forward reachability
+/// in the program's call graph of automata, leaving a function to every caller's return site
+/// (an over-approximation of the executions, so no affected proof is kept).
+fn side_conditions(p: &Program, props: &[Property], mut properties: Vec<PropertyReport>) -> Vec<PropertyReport> {
+    let open: Vec<usize> =
+        (0..props.len()).filter(|&i| props[i].kind == TargetKind::OutOfBounds && properties[i].verdict != Verdict::True).collect();
+    if open.is_empty() {
+        return properties;
+    }
+    // The nodes of every function an open access may precede.
+    let reach = after(p, open.iter().filter_map(|&i| target_node(p, &props[i].key, true)).collect());
+    for (i, prop) in props.iter().enumerate() {
+        if prop.kind == TargetKind::OutOfBounds || properties[i].verdict != Verdict::True {
+            continue;
+        }
+        let Some(at) = target_node(p, &prop.key, false) else { continue };
+        // The first open access that may precede it (in source order) is named.
+        let cause = open
+            .iter()
+            .copied()
+            .find(|&j| target_node(p, &props[j].key, true).is_some_and(|from| reach.get(&from).is_some_and(|r| r.contains(&at))));
+        if let Some(j) = cause {
+            let what = properties[j].condition.clone().unwrap_or_else(|| "array access".into());
+            let range = properties[j].range.clone();
+            properties[i].verdict = Verdict::Unknown;
+            let possible = properties[j].verdict == Verdict::False;
+            properties[i].reason = Some(UnknownReason::UndefinedBehaviour { what, range, possible });
+        }
+    }
+    properties
+}
+
+/// The node of a property's target, or for an out-of-bounds check (`check`), the node of the
+/// access that branches to it (the target itself ends its path).
+fn target_node(p: &Program, key: &PropertyKey, check: bool) -> Option<(FuncId, NodeId)> {
+    let cfa = p.cfa(key.func);
+    let t = cfa.node_ids().find(|&n| cfa.node(n).target == Some(key.target))?;
+    if !check {
+        return Some((key.func, t));
+    }
+    // The target hangs off the failing branch of the check (`access -> bad -> target`).
+    let bad = cfa.edges.iter().find(|e| e.dst == t)?.src;
+    cfa.edges.iter().find(|e| e.dst == bad).map(|e| (key.func, e.src))
+}
+
+/// For each start node, the nodes reachable from it through edges, calls (into the callee and
+/// past the call) and returns (to every call site of the function).
+fn after(p: &Program, starts: Vec<(FuncId, NodeId)>) -> HashMap<(FuncId, NodeId), HashSet<(FuncId, NodeId)>> {
+    // Return sites of each function: the targets of the call edges that call it.
+    let mut return_sites: HashMap<FuncId, Vec<(FuncId, NodeId)>> = HashMap::new();
+    for f in p.func_ids() {
+        for e in &p.cfa(f).edges {
+            if let EdgeKind::CallSummary(c) = &e.kind {
+                return_sites.entry(c.callee).or_default().push((f, e.dst));
+            }
+        }
+    }
+    let mut out = HashMap::new();
+    for s in starts {
+        if out.contains_key(&s) {
+            continue;
+        }
+        let mut seen: HashSet<(FuncId, NodeId)> = HashSet::new();
+        let mut stack = vec![s];
+        while let Some((f, n)) = stack.pop() {
+            if !seen.insert((f, n)) {
+                continue;
+            }
+            let cfa = p.cfa(f);
+            if n == cfa.exit {
+                stack.extend(return_sites.get(&f).into_iter().flatten().copied());
+            }
+            for (_, e) in cfa.out_edges(n) {
+                if let EdgeKind::CallSummary(c) = &e.kind {
+                    stack.push((c.callee, p.cfa(c.callee).entry));
+                }
+                stack.push((f, e.dst));
+            }
+        }
+        out.insert(s, seen);
+    }
+    out
 }
 
 fn property_report(

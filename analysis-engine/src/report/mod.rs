@@ -11,7 +11,7 @@ mod reason;
 pub use crate::core::Limit;
 pub use reason::UnknownReason;
 
-use crate::cfa::{SrcRange, TargetKind};
+use crate::cfa::{PropertySet, SrcRange, TargetKind};
 pub use crate::config::{Analysis, PrecisionHint};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -214,9 +214,11 @@ pub struct Report {
 }
 
 impl Report {
-    /// A file's verdict: false if any property is violated, true if all are proved.
-    pub fn file_verdict(props: &[PropertyReport]) -> Verdict {
-        if props.iter().any(|p| p.verdict == Verdict::False) {
+    /// A file's verdict: false if any property the run was asked about is violated (an
+    /// out-of-bounds access only where `set` makes it one, see [`PropertySet::memory`]), true
+    /// if all properties, side conditions included, are proved.
+    pub fn file_verdict(props: &[PropertyReport], set: PropertySet) -> Verdict {
+        if props.iter().any(|p| p.verdict == Verdict::False && set.decides(p.kind)) {
             Verdict::False
         } else if props.iter().all(|p| p.verdict == Verdict::True) {
             Verdict::True

@@ -32,6 +32,11 @@ pub enum UnknownReason {
     /// Left open when the analysis ran out of time or was cancelled (the detail says where).
     #[error("{detail}")]
     Interrupted { by: Interrupt, detail: String },
+    /// The property holds wherever the program's behaviour is defined, but an access that
+    /// may be out of bounds (undefined behaviour: it may overwrite anything) is not ruled out.
+    /// `possible`: the access was shown out of bounds on some path (else: not ruled out).
+    #[error("holds unless the {what} at line {} is out of bounds, which {} (undefined behaviour)", .range.line, if *.possible { "can happen" } else { "is not ruled out" })]
+    UndefinedBehaviour { what: String, range: SrcRange, possible: bool },
     /// Several causes at once (each keeps the property open).
     #[error("{}", .0.iter().map(|r| r.to_string()).collect::<Vec<_>>().join("; "))]
     Several(Vec<UnknownReason>),

@@ -121,5 +121,5 @@ pub fn print_text(r: &Report, trace: bool, props: PropertySet) {
     for i in &r.invariants {
         println!("{}:{}:{}: invariant: {} ({})", i.range.file, i.range.line, i.range.col, i.expr, i.source);
     }
-    println!("Verification result: {}", result_text_for(r.verdict, props));
+    println!("Verification result: {}", result_text_for(r.verdict, props, &r.properties));
 }

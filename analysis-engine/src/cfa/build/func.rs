@@ -58,6 +58,15 @@ pub(super) struct FnState {
     tmp_count: u32,
     /// While positive, lowering only computes types: no edges, targets or escapes.
     pub dry: u32,
+    /// While positive, element accesses are not bounds-checked: the same access of the same
+    /// place was just checked (the value of `a[i] = v`, the write of `a[i] += v`).
+    pub checked: u32,
+    /// Names the body may change after their declaration ([`super::blocks`]); `None` before
+    /// the body is seen or when it is too deep to look at.
+    pub modified: Option<HashSet<String>>,
+    /// Local pointers that hold the start of an allocated block (or null) wherever they are in
+    /// scope, with the block's length in elements.
+    pub blocks: HashMap<VarId, u64>,
     pub depth: u32,
 }
 
@@ -87,6 +96,9 @@ impl FnState {
             switches: Vec::new(),
             tmp_count: 0,
             dry: 0,
+            checked: 0,
+            modified: None,
+            blocks: HashMap::new(),
             depth: 0,
         };
         st.entry = st.add_node();
@@ -242,6 +254,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
     }
 
     fn body_inner(&mut self, def: &FunctionDefinition, sig: &FuncSig, names: Vec<Option<String>>) -> BResult<()> {
+        self.st.modified = super::blocks::modified_names(def);
         // K&R definitions declare their parameters' types separately.
         let mut kr_types: HashMap<String, CType> = HashMap::new();
         for d in &def.declarations {

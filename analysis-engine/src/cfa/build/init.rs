@@ -11,9 +11,9 @@ use lang_c::span::{Node, Span as LSpan};
 use super::expr::{Place, Value};
 use super::func::FnBuilder;
 use super::types::{CType, Obj};
-use super::{Alloc, BResult, ProgCx, Store, Sym};
+use super::{consts, Alloc, BResult, ProgCx, Store, Sym};
 use crate::cfa::EdgeKind;
-use crate::ir::{Expr, InputSource, IntTy, LValue, Stmt};
+use crate::ir::{Expr, InputSource, IntTy, LValue, Stmt, VarId};
 
 pub(super) fn declaration(b: &mut FnBuilder, d: &Node<Declaration>, store: Store) -> BResult<()> {
     let specs = &d.node.specifiers;
@@ -86,8 +86,11 @@ pub(super) fn declaration(b: &mut FnBuilder, d: &Node<Declaration>, store: Store
                 match init {
                     Some(i) => {
                         // In scope inside its own initialiser, as in C.
-                        b.cx.declare(name.clone(), Sym::Var(obj, ty.clone()));
+                        b.cx.declare(name.clone(), Sym::Var(obj.clone(), ty.clone()));
                         initialize_at(b, &p, &ty, i, id.span)?;
+                        if let (Obj::Scalar(v), CType::Ptr(elem)) = (&*obj, &ty) {
+                            record_block(b, *v, &name, elem, i);
+                        }
                     }
                     None => {
                         uninitialised(b, &obj, id.span);
@@ -98,6 +101,27 @@ pub(super) fn declaration(b: &mut FnBuilder, d: &Node<Declaration>, store: Store
         }
     }
     Ok(())
+}
+
+/// Records that the local pointer `v` (named `name`) holds an allocated block of a constant
+/// number of elements, when its initialiser allocates one and the body never changes it
+/// ([`super::blocks`]): its subscripts are then bounds-checked.
+fn record_block(b: &mut FnBuilder, v: VarId, name: &str, elem: &CType, init: &Node<Initializer>) {
+    let Initializer::Expression(e) = &init.node else { return };
+    let Some((f, call)) = super::blocks::allocation(&e.node) else { return };
+    // The program's own `malloc` may do anything.
+    if b.cx.func_ids.contains_key(f) || !b.st.modified.as_ref().is_some_and(|m| !m.contains(name)) {
+        return;
+    }
+    let mut size = |k: usize| consts::eval(b.cx, &call.arguments[k].node);
+    let bytes = match f {
+        "malloc" => size(0),
+        _ => size(0).zip(size(1)).and_then(|(n, s)| n.checked_mul(s)),
+    };
+    let Some(unit) = b.cx.types.size_of(elem).filter(|&s| s > 0) else { return };
+    if let Some(bytes) = bytes.filter(|&n| n >= 0).and_then(|n| u64::try_from(n).ok()) {
+        b.st.blocks.insert(v, bytes / unit);
+    }
 }
 
 /// Runs `f` with the start function as the builder's target (for static storage).

@@ -6,6 +6,7 @@
 //! panics on user input: malformed programs give a [`BuildError`] with a position, constructs
 //! it cannot model give `Unknown` values or `Unsupported` statements (see [`crate::ir`]).
 
+mod blocks;
 mod byref;
 mod consts;
 mod expr;

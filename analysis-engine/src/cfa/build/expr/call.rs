@@ -595,6 +595,11 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             CType::Int(t) => {
                 let t = *t;
                 if let Some(lhs) = self.input_destination(dest, t) {
+                    if let (LValue::Elem(v, i), Some(Place::Obj { obj, .. })) = (&lhs, dest) {
+                        if let Obj::Array(_, dims) = &**obj {
+                            self.check_bounds(*v, i, dims, span);
+                        }
+                    }
                     self.stmt_edge(Stmt::Input { lhs, source }, sp);
                     return Ok(Value::Void);
                 }

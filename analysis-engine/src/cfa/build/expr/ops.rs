@@ -32,7 +32,10 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                     }
                     other => other,
                 };
-                self.increment_place(&p, inc, span)?;
+                self.st.checked += 1;
+                let r = self.increment_place(&p, inc, span);
+                self.st.checked -= 1;
+                r?;
                 Ok(saved)
             }
             UnaryOperator::PreIncrement | UnaryOperator::PreDecrement => {
@@ -103,7 +106,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
     pub(super) fn increment(&mut self, operand: &Node<Expression>, inc: bool, span: LSpan) -> BResult<Value> {
         let p = self.place(operand)?;
         self.increment_place(&p, inc, span)?;
-        Ok(self.read(&p, span))
+        Ok(self.reread(&p, span))
     }
 
     fn increment_place(&mut self, p: &Place, inc: bool, span: LSpan) -> BResult<()> {
@@ -117,7 +120,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             Value::Int(_, ty) => self.unknown_of(&ty, Imprecision::Address),
             other => other,
         };
-        self.write(p, new, span)
+        self.rewrite(p, new, span)
     }
 
     pub(super) fn binary(&mut self, b: &Node<lang_c::ast::BinaryOperatorExpression>, span: LSpan) -> BResult<Value> {
@@ -151,8 +154,8 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             let old = self.read(&p, span);
             let rhs = self.value(&b.node.rhs)?;
             let res = self.arith(arith, old, rhs, span)?;
-            self.write(&p, res, span)?;
-            return Ok(self.read(&p, span));
+            self.rewrite(&p, res, span)?;
+            return Ok(self.reread(&p, span));
         }
         let l = self.value(&b.node.lhs)?;
         let r = self.value(&b.node.rhs)?;
@@ -223,14 +226,14 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         if let Expression::Call(c) = &rhs.node {
             let v = self.call(c, span, Some(&p))?;
             if let Value::Void = v {
-                return Ok(self.read(&p, span));
+                return Ok(self.reread(&p, span));
             }
             self.write(&p, v, span)?;
-            return Ok(self.read(&p, span));
+            return Ok(self.reread(&p, span));
         }
         let v = self.value(rhs)?;
         self.write(&p, v, span)?;
-        Ok(self.read(&p, span))
+        Ok(self.reread(&p, span))
     }
 
     pub(super) fn conditional(&mut self, c: &Node<lang_c::ast::ConditionalExpression>, span: LSpan) -> BResult<Value> {

@@ -10,7 +10,8 @@ use super::{value_type, Place, Value};
 use crate::cfa::build::func::FnBuilder;
 use crate::cfa::build::types::{CType, Obj};
 use crate::cfa::build::{BResult, Sym};
-use crate::ir::{BinOp, Expr, Imprecision, IntTy, LValue, Stmt};
+use crate::cfa::{EdgeKind, TargetKind};
+use crate::ir::{BinOp, Expr, Imprecision, IntTy, LValue, Stmt, VarId};
 
 impl<'a, 'p> FnBuilder<'a, 'p> {
     /// Lowers an lvalue expression to the place it designates.
@@ -72,6 +73,10 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                     },
                     CType::Ptr(elem) => {
                         let _ = self.value(arr)?;
+                        if let Some((name, n)) = self.block_of(arr) {
+                            let what = format!("index of the block `{}` points to ({} element{})", name, n, if n == 1 { "" } else { "s" });
+                            self.check_index(what, &i, n, span);
+                        }
                         Ok(Place::Mem(*elem))
                     }
                     _ => Err(self.err(span, "subscript of something that is not an array or pointer")),
@@ -197,6 +202,81 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         acc
     }
 
+    /// Checks that an element access stays inside its array (C11 6.5.6p8: any other access is
+    /// undefined behaviour, and in memory it reads or overwrites another object, which the
+    /// model of arrays as variables would not show). Unless the index is a constant inside the
+    /// array, the access branches to a [`TargetKind::OutOfBounds`] target. The flattened index
+    /// is checked against the whole array (`a[0][5]` of an `int a[2][4]` is `a[1][1]` in
+    /// memory, as gcc lays it out); arrays of unknown length (VLAs, `extern int a[]`) are not
+    /// checked (a known gap, see docs/architecture.md).
+    pub(super) fn check_bounds(&mut self, var: VarId, index: &Expr, dims: &[u64], span: LSpan) {
+        if dims.contains(&0) {
+            return;
+        }
+        let Some(total) = dims.iter().try_fold(1u64, |a, &d| a.checked_mul(d)) else { return };
+        let name = self.var_name(var);
+        if name.starts_with("__") {
+            // Synthetic arrays of the builder (the `atexit` stack) are not the user's accesses.
+            return;
+        }
+        let what = format!("index of `{}` ({} element{})", name, total, if total == 1 { "" } else { "s" });
+        self.check_index(what, index, total, span);
+    }
+
+    fn var_name(&self, var: VarId) -> String {
+        match var.func() {
+            None => self.cx.globals[var.index()].name.clone(),
+            Some(_) => self.st.locals[var.index()].name.clone(),
+        }
+    }
+
+    /// The local pointer an expression names when it holds an allocated block of known length
+    /// ([`crate::cfa::build::blocks`]), with that length.
+    fn block_of(&self, e: &Node<Expression>) -> Option<(String, u64)> {
+        let Expression::Identifier(id) = &e.node else { return None };
+        let Some(Sym::Var(obj, _)) = self.cx.lookup(&id.node.name) else { return None };
+        let Obj::Scalar(v) = &**obj else { return None };
+        self.st.blocks.get(v).map(|&n| (id.node.name.clone(), n))
+    }
+
+    /// Branches to an out-of-bounds target unless `index` (an element index) is below `total`;
+    /// `what` names the access for the report.
+    fn check_index(&mut self, what: String, index: &Expr, total: u64, span: LSpan) {
+        if self.st.dry > 0 || self.st.checked > 0 {
+            return;
+        }
+        if index.constant().is_some_and(|i| (0..total as i128).contains(&i)) {
+            return;
+        }
+        let within =
+            Expr::Binary(BinOp::Lt, Box::new(index.clone().cast(IntTy::U64)), Box::new(Expr::Const(total as i128, IntTy::U64)), IntTy::INT);
+        let sp = self.span(span);
+        let (ok, bad) = (self.new_node(), self.new_node());
+        let cur = self.st.cur;
+        self.edge(cur, ok, EdgeKind::Assume { cond: within.clone(), truth: true }, sp);
+        self.edge(cur, bad, EdgeKind::Assume { cond: within, truth: false }, sp);
+        self.st.cur = bad;
+        self.target(TargetKind::OutOfBounds, span, Some(what));
+        self.st.cur = ok;
+    }
+
+    /// Reads a place whose every element access was just checked (bounds, see
+    /// [`Self::check_bounds`]).
+    pub(super) fn reread(&mut self, p: &Place, span: LSpan) -> Value {
+        self.st.checked += 1;
+        let v = self.read(p, span);
+        self.st.checked -= 1;
+        v
+    }
+
+    /// Writes a place whose every element access was just checked.
+    pub(super) fn rewrite(&mut self, p: &Place, v: Value, span: LSpan) -> BResult<()> {
+        self.st.checked += 1;
+        let r = self.write(p, v, span);
+        self.st.checked -= 1;
+        r
+    }
+
     /// Reads a place.
     pub fn read(&mut self, p: &Place, span: LSpan) -> Value {
         let ty = p.ty().clone();
@@ -222,7 +302,10 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             Place::Obj { obj, idx, .. } => match &**obj {
                 Obj::Scalar(v) if idx.is_empty() => Expr::Var(*v, it),
                 Obj::Array(v, dims) => match Self::linear_index(idx, dims) {
-                    Some(i) => Expr::Elem(*v, Box::new(i), it),
+                    Some(i) => {
+                        self.check_bounds(*v, &i, dims, span);
+                        Expr::Elem(*v, Box::new(i), it)
+                    }
                     None => Expr::Unknown(it, Imprecision::Other),
                 },
                 Obj::Opaque => Expr::Unknown(it, Imprecision::Union),
@@ -230,7 +313,6 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             },
             Place::Mem(_) => Expr::Unknown(it, Imprecision::PointerRead),
         };
-        let _ = span;
         Value::Int(e, ty)
     }
 
@@ -262,7 +344,10 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 match &**obj {
                     Obj::Scalar(var) if idx.is_empty() => self.stmt_edge(Stmt::Assign(LValue::Var(*var), e), sp),
                     Obj::Array(var, dims) => match Self::linear_index(idx, dims) {
-                        Some(i) => self.stmt_edge(Stmt::Assign(LValue::Elem(*var, i), e), sp),
+                        Some(i) => {
+                            self.check_bounds(*var, &i, dims, span);
+                            self.stmt_edge(Stmt::Assign(LValue::Elem(*var, i), e), sp)
+                        }
                         None => self.stmt_edge(Stmt::HavocMemory(Imprecision::Other), sp),
                     },
                     Obj::Opaque => {}
