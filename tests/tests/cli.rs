@@ -349,3 +349,32 @@ fn an_uncalled_function_is_verified_with_arbitrary_arguments() {
     assert!(!std::path::Path::new(&witness).exists());
     assert!(std::path::Path::new(&harness).exists(), "{}", o.stderr);
 }
+
+// Issue 24, the small items.
+
+#[test]
+fn timeouts_out_of_range_are_refused_not_a_panic() {
+    let file = fixture("constructs/loops.c");
+    for t in ["1e20", "1000001", "NaN", "inf", "-inf", "0", "-1"] {
+        for cmd in ["check", "report"] {
+            let timeout = format!("--timeout={t}");
+            let mut args = vec![cmd, &timeout, &file];
+            if cmd == "report" {
+                args.extend(["-o", "/nonexistent-dir/r.html"]);
+            }
+            let o = cpals(&args, Duration::from_secs(30));
+            assert_eq!(o.code, Some(3), "{cmd} {timeout}: {}", o.stderr);
+            assert!(
+                o.stderr.contains("the timeout must be a number of seconds greater than 0 and at most 1000000"),
+                "{cmd} {timeout}: {}",
+                o.stderr
+            );
+        }
+        let o = cpals(&["replay", &file, &file, &format!("--timeout={t}")], Duration::from_secs(30));
+        assert_eq!(o.code, Some(3), "replay --timeout={t}: {}", o.stderr);
+        assert!(o.stderr.contains("the timeout must be"), "replay --timeout={t}: {}", o.stderr);
+    }
+    // The largest accepted is a working limit.
+    let o = cpals(&["check", "--timeout", "1000000", &fixture("seed000/fig1_harness.c")], Duration::from_secs(60));
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+}
