@@ -378,3 +378,38 @@ fn timeouts_out_of_range_are_refused_not_a_panic() {
     let o = cpals(&["check", "--timeout", "1000000", &fixture("seed000/fig1_harness.c")], Duration::from_secs(60));
     assert_eq!(o.code, Some(0), "{}", o.stderr);
 }
+
+/// A program with a violation whose counterexample has an input (so it has a harness and a
+/// violation witness) and string literals the HTML report must not take for markup.
+const SCRIPT_STRINGS: &str = r#"extern int __VERIFIER_nondet_int(void);
+extern void reach_error(void);
+int main(void) {
+  const char *tag = "<!--<script>";
+  const char *end = "</script>";
+  int x = __VERIFIER_nondet_int();
+  if (x == 3) {
+    reach_error();
+  }
+  return tag != end;
+}
+"#;
+
+#[test]
+fn the_report_escapes_script_text_from_the_program() {
+    let file = temp_file("script.c", SCRIPT_STRINGS.as_bytes());
+    let page = std::path::Path::new(&file).with_extension("html");
+    let o = cpals(&["report", &file, "-o", page.to_str().unwrap()], Duration::from_secs(60));
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    let html = std::fs::read_to_string(&page).expect("the page");
+    let start = html.find(r#"<script type="application/json" id="cpals-data">"#).expect("the data element") + 48;
+    let data = &html[start..start + html[start..].find("</script>").expect("its end")];
+    for raw in ["<!--", "<script", "</script"] {
+        assert!(!data.contains(raw), "raw `{raw}` in the page's data: {data}");
+    }
+    // The page has its own two script elements only, and the data still says what the program does.
+    assert_eq!(html.matches("<script").count(), 2);
+    let v: serde_json::Value = serde_json::from_str(data).expect("the data is JSON");
+    let texts: Vec<&str> = v["properties"][0]["trace"].as_array().expect("a trace").iter().filter_map(|s| s["text"].as_str()).collect();
+    assert!(texts.iter().any(|t| t.contains(r#""<!--<script>""#)), "{texts:?}");
+    assert!(texts.iter().any(|t| t.contains(r#""</script>""#)), "{texts:?}");
+}
