@@ -395,6 +395,27 @@ int main(void) {
 "#;
 
 #[test]
+fn evidence_that_cannot_be_written_is_an_error() {
+    let file = temp_file("evidence.c", SCRIPT_STRINGS.as_bytes());
+    let o = cpals(&["check", &file, "--witness", "/nonexistent-dir/w.yml"], Duration::from_secs(60));
+    assert_eq!(o.code, Some(3), "{}{}", o.stdout, o.stderr);
+    assert!(o.stdout.contains("Verification result: FALSE(unreach-call)"), "the verdict is still printed: {}", o.stdout);
+    assert!(o.stderr.contains("cannot write /nonexistent-dir/w.yml"), "{}", o.stderr);
+    let o = cpals(&["check", &file, "--harness", "/nonexistent-dir/h.c"], Duration::from_secs(60));
+    assert_eq!(o.code, Some(3), "{}{}", o.stdout, o.stderr);
+    assert!(o.stderr.contains("cannot write /nonexistent-dir/h.c"), "{}", o.stderr);
+    // A correctness witness too.
+    let o = cpals(&["check", &fixture("seed000/fig1_harness.c"), "--witness", "/nonexistent-dir/w.yml"], Duration::from_secs(60));
+    assert_eq!(o.code, Some(3), "{}{}", o.stdout, o.stderr);
+    // Written, they do not change the exit code.
+    let dir = std::path::Path::new(&file).parent().unwrap().to_path_buf();
+    let (w, h) = (dir.join("w.yml"), dir.join("h.c"));
+    let o = cpals(&["check", &file, "--witness", w.to_str().unwrap(), "--harness", h.to_str().unwrap()], Duration::from_secs(60));
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert!(w.is_file() && h.is_file());
+}
+
+#[test]
 fn the_report_escapes_script_text_from_the_program() {
     let file = temp_file("script.c", SCRIPT_STRINGS.as_bytes());
     let page = std::path::Path::new(&file).with_extension("html");
