@@ -1,6 +1,8 @@
 //! The `cpals` binary as users and scripts run it: output format, JSON, exit codes, and bad
-//! input (binary files, truncated C, huge or deeply nested input, missing files), which must
-//! end with a clear error or `unknown`, never a crash or a hang.
+//! input (binary files, truncated C, huge or deeply nested input, missing files; issue 24's
+//! timeouts out of range, NUL bytes, FIFOs and devices, included files that are not C, evidence
+//! that cannot be written, script text in the HTML report), which must end with a clear error
+//! or `unknown`, never a crash or a hang.
 
 use std::io::Read;
 use std::path::Path;
@@ -379,6 +381,14 @@ fn timeouts_out_of_range_are_refused_not_a_panic() {
     assert_eq!(o.code, Some(0), "{}", o.stderr);
 }
 
+#[test]
+fn nul_bytes_are_refused_with_their_position() {
+    let file = temp_file("nul.c", b"int main(void) {\n  int x = 0;\0\n  return x;\n}\n");
+    let o = cpals(&["check", &file], Duration::from_secs(30));
+    assert_eq!(o.code, Some(3), "{}{}", o.stdout, o.stderr);
+    assert!(o.stderr.contains(&format!("{file}:2:13: input contains NUL bytes")), "{}", o.stderr);
+}
+
 /// A program with a violation whose counterexample has an input (so it has a harness and a
 /// violation witness) and string literals the HTML report must not take for markup.
 const SCRIPT_STRINGS: &str = r#"extern int __VERIFIER_nondet_int(void);
@@ -416,6 +426,20 @@ fn evidence_that_cannot_be_written_is_an_error() {
 }
 
 #[test]
+fn errors_in_included_files_do_not_echo_their_contents() {
+    let secret = temp_file("secret.txt", b"SECRET hunter2secret\n");
+    let hash_error = temp_file("error.h", b"#error hunter2secret\n");
+    let cases = [("passwd.c", "/etc/passwd".to_string(), "root:x"), ("secret.c", secret, "hunter2"), ("error.c", hash_error, "hunter2")];
+    for (name, included, content) in cases {
+        let file = temp_file(name, format!("#include \"{included}\"\nint main(void) {{ return 0; }}\n").as_bytes());
+        let o = cpals(&["check", &file], Duration::from_secs(30));
+        assert_eq!(o.code, Some(3), "{name}: {}{}", o.stdout, o.stderr);
+        assert!(!o.stderr.contains(content) && !o.stdout.contains(content), "{name} echoes the included file: {}", o.stderr);
+        assert!(o.stderr.contains(&format!("included file {included}, line 1")), "{name} does not name the file: {}", o.stderr);
+    }
+}
+
+#[test]
 fn the_report_escapes_script_text_from_the_program() {
     let file = temp_file("script.c", SCRIPT_STRINGS.as_bytes());
     let page = std::path::Path::new(&file).with_extension("html");
@@ -433,4 +457,25 @@ fn the_report_escapes_script_text_from_the_program() {
     let texts: Vec<&str> = v["properties"][0]["trace"].as_array().expect("a trace").iter().filter_map(|s| s["text"].as_str()).collect();
     assert!(texts.iter().any(|t| t.contains(r#""<!--<script>""#)), "{texts:?}");
     assert!(texts.iter().any(|t| t.contains(r#""</script>""#)), "{texts:?}");
+}
+
+#[test]
+fn only_regular_files_are_read() {
+    let dir = std::env::temp_dir().join(format!("cpals-cli-fifo-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("input.c");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs");
+    assert!(made.success());
+    let fifo = fifo.display().to_string();
+    let dir = dir.display().to_string();
+    // Each must fail at once (a FIFO without a writer used to block forever).
+    for (path, what) in [(fifo.as_str(), "a FIFO"), ("/dev/zero", "a device"), (dir.as_str(), "a directory")] {
+        let o = cpals(&["check", path], Duration::from_secs(10));
+        assert_eq!(o.code, Some(3), "{path}: {}", o.stderr);
+        assert!(o.stderr.contains(&format!("cannot read {path}: it is {what}; only regular files are read")), "{}", o.stderr);
+        let o = cpals(&["check", "--property", path, &fixture("constructs/loops.c")], Duration::from_secs(10));
+        assert_eq!(o.code, Some(3), "--property {path}: {}", o.stderr);
+        assert!(o.stderr.contains(&format!("it is {what}")), "{}", o.stderr);
+    }
 }

@@ -130,8 +130,9 @@ impl AnalysisArgs {
                 Some("unreach-call") if !path.exists() => (PropertySet::UNREACH_CALL, "main".to_string()),
                 Some("unreach-label") if !path.exists() => (PropertySet::UNREACH_LABEL, "main".to_string()),
                 _ => {
-                    let text =
-                        std::fs::read_to_string(path).map_err(|e| format!("cannot read the property file {}: {}", path.display(), e))?;
+                    let bytes = analysis_engine::frontend::read_regular_file(path)
+                        .map_err(|e| format!("cannot read the property file {}: {}", path.display(), e))?;
+                    let text = String::from_utf8(bytes).map_err(|_| format!("the property file {} is not UTF-8 text", path.display()))?;
                     PropertySet::from_prp(&text).map_err(|e| format!("{}: {}", path.display(), e))?
                 }
             };
