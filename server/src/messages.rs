@@ -51,6 +51,20 @@ pub fn result_text_for(v: Verdict, set: analysis_engine::config::PropertySet, pr
 }
 
 /// The data model named `s` (LP64 or ILP32, any case).
+/// Longest `--timeout` accepted (seconds, about eleven days); without `--timeout` there is no
+/// limit.
+pub const MAX_TIMEOUT_SECS: f64 = 1_000_000.0;
+
+/// A `--timeout` as users type it: a number of seconds greater than 0 and at most
+/// [`MAX_TIMEOUT_SECS`]; anything else (0, negative, NaN, infinite, larger) is refused.
+pub fn parse_timeout(secs: f64) -> Result<std::time::Duration, String> {
+    if secs > 0.0 && secs <= MAX_TIMEOUT_SECS {
+        Ok(std::time::Duration::from_secs_f64(secs))
+    } else {
+        Err(format!("the timeout must be a number of seconds greater than 0 and at most {MAX_TIMEOUT_SECS} (not {secs})"))
+    }
+}
+
 pub fn parse_model(s: &str) -> Result<DataModel, String> {
     match s.to_ascii_uppercase().as_str() {
         "LP64" => Ok(DataModel::Lp64),

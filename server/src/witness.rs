@@ -28,7 +28,7 @@ pub struct Task {
 
 impl Task {
     pub fn read(path: &Path, data_model: DataModel) -> Result<Task, String> {
-        let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {}", path.display(), e))?;
+        let bytes = analysis_engine::frontend::read_regular_file(path).map_err(|e| format!("cannot read {}: {}", path.display(), e))?;
         Ok(Task {
             file_name: path.display().to_string(),
             hash: sha256_hex(&bytes),

@@ -1,6 +1,8 @@
 //! The `cpals` binary as users and scripts run it: output format, JSON, exit codes, and bad
-//! input (binary files, truncated C, huge or deeply nested input, missing files), which must
-//! end with a clear error or `unknown`, never a crash or a hang.
+//! input (binary files, truncated C, huge or deeply nested input, missing files; issue 24's
+//! timeouts out of range, NUL bytes, FIFOs and devices, included files that are not C, evidence
+//! that cannot be written, script text in the HTML report), which must end with a clear error
+//! or `unknown`, never a crash or a hang.
 
 use std::io::Read;
 use std::path::Path;
@@ -348,4 +350,132 @@ fn an_uncalled_function_is_verified_with_arbitrary_arguments() {
     assert!(o.stderr.contains("the violation is in `check`, an entry of its own that `main` does not reach"), "{}", o.stderr);
     assert!(!std::path::Path::new(&witness).exists());
     assert!(std::path::Path::new(&harness).exists(), "{}", o.stderr);
+}
+
+// Issue 24, the small items.
+
+#[test]
+fn timeouts_out_of_range_are_refused_not_a_panic() {
+    let file = fixture("constructs/loops.c");
+    for t in ["1e20", "1000001", "NaN", "inf", "-inf", "0", "-1"] {
+        for cmd in ["check", "report"] {
+            let timeout = format!("--timeout={t}");
+            let mut args = vec![cmd, &timeout, &file];
+            if cmd == "report" {
+                args.extend(["-o", "/nonexistent-dir/r.html"]);
+            }
+            let o = cpals(&args, Duration::from_secs(30));
+            assert_eq!(o.code, Some(3), "{cmd} {timeout}: {}", o.stderr);
+            assert!(
+                o.stderr.contains("the timeout must be a number of seconds greater than 0 and at most 1000000"),
+                "{cmd} {timeout}: {}",
+                o.stderr
+            );
+        }
+        let o = cpals(&["replay", &file, &file, &format!("--timeout={t}")], Duration::from_secs(30));
+        assert_eq!(o.code, Some(3), "replay --timeout={t}: {}", o.stderr);
+        assert!(o.stderr.contains("the timeout must be"), "replay --timeout={t}: {}", o.stderr);
+    }
+    // The largest accepted is a working limit.
+    let o = cpals(&["check", "--timeout", "1000000", &fixture("seed000/fig1_harness.c")], Duration::from_secs(60));
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+}
+
+#[test]
+fn nul_bytes_are_refused_with_their_position() {
+    let file = temp_file("nul.c", b"int main(void) {\n  int x = 0;\0\n  return x;\n}\n");
+    let o = cpals(&["check", &file], Duration::from_secs(30));
+    assert_eq!(o.code, Some(3), "{}{}", o.stdout, o.stderr);
+    assert!(o.stderr.contains(&format!("{file}:2:13: input contains NUL bytes")), "{}", o.stderr);
+}
+
+/// A program with a violation whose counterexample has an input (so it has a harness and a
+/// violation witness) and string literals the HTML report must not take for markup.
+const SCRIPT_STRINGS: &str = r#"extern int __VERIFIER_nondet_int(void);
+extern void reach_error(void);
+int main(void) {
+  const char *tag = "<!--<script>";
+  const char *end = "</script>";
+  int x = __VERIFIER_nondet_int();
+  if (x == 3) {
+    reach_error();
+  }
+  return tag != end;
+}
+"#;
+
+#[test]
+fn evidence_that_cannot_be_written_is_an_error() {
+    let file = temp_file("evidence.c", SCRIPT_STRINGS.as_bytes());
+    let o = cpals(&["check", &file, "--witness", "/nonexistent-dir/w.yml"], Duration::from_secs(60));
+    assert_eq!(o.code, Some(3), "{}{}", o.stdout, o.stderr);
+    assert!(o.stdout.contains("Verification result: FALSE(unreach-call)"), "the verdict is still printed: {}", o.stdout);
+    assert!(o.stderr.contains("cannot write /nonexistent-dir/w.yml"), "{}", o.stderr);
+    let o = cpals(&["check", &file, "--harness", "/nonexistent-dir/h.c"], Duration::from_secs(60));
+    assert_eq!(o.code, Some(3), "{}{}", o.stdout, o.stderr);
+    assert!(o.stderr.contains("cannot write /nonexistent-dir/h.c"), "{}", o.stderr);
+    // A correctness witness too.
+    let o = cpals(&["check", &fixture("seed000/fig1_harness.c"), "--witness", "/nonexistent-dir/w.yml"], Duration::from_secs(60));
+    assert_eq!(o.code, Some(3), "{}{}", o.stdout, o.stderr);
+    // Written, they do not change the exit code.
+    let dir = std::path::Path::new(&file).parent().unwrap().to_path_buf();
+    let (w, h) = (dir.join("w.yml"), dir.join("h.c"));
+    let o = cpals(&["check", &file, "--witness", w.to_str().unwrap(), "--harness", h.to_str().unwrap()], Duration::from_secs(60));
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert!(w.is_file() && h.is_file());
+}
+
+#[test]
+fn errors_in_included_files_do_not_echo_their_contents() {
+    let secret = temp_file("secret.txt", b"SECRET hunter2secret\n");
+    let hash_error = temp_file("error.h", b"#error hunter2secret\n");
+    let cases = [("passwd.c", "/etc/passwd".to_string(), "root:x"), ("secret.c", secret, "hunter2"), ("error.c", hash_error, "hunter2")];
+    for (name, included, content) in cases {
+        let file = temp_file(name, format!("#include \"{included}\"\nint main(void) {{ return 0; }}\n").as_bytes());
+        let o = cpals(&["check", &file], Duration::from_secs(30));
+        assert_eq!(o.code, Some(3), "{name}: {}{}", o.stdout, o.stderr);
+        assert!(!o.stderr.contains(content) && !o.stdout.contains(content), "{name} echoes the included file: {}", o.stderr);
+        assert!(o.stderr.contains(&format!("included file {included}, line 1")), "{name} does not name the file: {}", o.stderr);
+    }
+}
+
+#[test]
+fn the_report_escapes_script_text_from_the_program() {
+    let file = temp_file("script.c", SCRIPT_STRINGS.as_bytes());
+    let page = std::path::Path::new(&file).with_extension("html");
+    let o = cpals(&["report", &file, "-o", page.to_str().unwrap()], Duration::from_secs(60));
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    let html = std::fs::read_to_string(&page).expect("the page");
+    let start = html.find(r#"<script type="application/json" id="cpals-data">"#).expect("the data element") + 48;
+    let data = &html[start..start + html[start..].find("</script>").expect("its end")];
+    for raw in ["<!--", "<script", "</script"] {
+        assert!(!data.contains(raw), "raw `{raw}` in the page's data: {data}");
+    }
+    // The page has its own two script elements only, and the data still says what the program does.
+    assert_eq!(html.matches("<script").count(), 2);
+    let v: serde_json::Value = serde_json::from_str(data).expect("the data is JSON");
+    let texts: Vec<&str> = v["properties"][0]["trace"].as_array().expect("a trace").iter().filter_map(|s| s["text"].as_str()).collect();
+    assert!(texts.iter().any(|t| t.contains(r#""<!--<script>""#)), "{texts:?}");
+    assert!(texts.iter().any(|t| t.contains(r#""</script>""#)), "{texts:?}");
+}
+
+#[test]
+fn only_regular_files_are_read() {
+    let dir = std::env::temp_dir().join(format!("cpals-cli-fifo-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("input.c");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs");
+    assert!(made.success());
+    let fifo = fifo.display().to_string();
+    let dir = dir.display().to_string();
+    // Each must fail at once (a FIFO without a writer used to block forever).
+    for (path, what) in [(fifo.as_str(), "a FIFO"), ("/dev/zero", "a device"), (dir.as_str(), "a directory")] {
+        let o = cpals(&["check", path], Duration::from_secs(10));
+        assert_eq!(o.code, Some(3), "{path}: {}", o.stderr);
+        assert!(o.stderr.contains(&format!("cannot read {path}: it is {what}; only regular files are read")), "{}", o.stderr);
+        let o = cpals(&["check", "--property", path, &fixture("constructs/loops.c")], Duration::from_secs(10));
+        assert_eq!(o.code, Some(3), "--property {path}: {}", o.stderr);
+        assert!(o.stderr.contains(&format!("it is {what}")), "{}", o.stderr);
+    }
 }

@@ -1,5 +1,6 @@
-//! The built `cpals` binary as a language server over stdio: malformed input, the "Done when"
-//! fixture, and shutdown/exit while a job runs.
+//! The built `cpals` binary as a language server over stdio: malformed input (and, issue 24,
+//! every kind of broken framing followed by a good request), the "Done when" fixture, and
+//! shutdown/exit while a job runs.
 
 use std::time::Duration;
 
@@ -55,4 +56,34 @@ async fn stdio_flag_starts_the_server_and_closed_input_ends_it() {
     c.close_input().await;
     let status = tokio::time::timeout(Duration::from_secs(60), child.wait()).await.expect("the server exits").unwrap();
     assert_eq!(status.code(), Some(1), "no shutdown before the end of the input");
+}
+
+/// Issue 24: after a frame with a negative, non-numeric, missing, huge or wrong
+/// `Content-Length` (which used to leave the server deaf, or waiting for 3 GB), the next
+/// request is answered, and the bad frame gets a parse error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_any_malformed_frame_the_next_request_is_answered() {
+    let request = r#"{"jsonrpc":"2.0","id":"bad","method":"cpals/unknown"}"#;
+    for bad in [
+        format!("Content-Length: -5\r\n\r\n{request}"),
+        format!("Content-Length: abc\r\n\r\n{request}"),
+        format!("Content-Type: application/vscode-jsonrpc\r\n\r\n{request}"),
+        format!("{request}\r\n\r\n"),
+        format!("Content-Length: 3000000000\r\n\r\n{request}"),
+        format!("Content-Length: 500\r\n\r\n{request}"),
+        format!("Content-Length: 20\r\n\r\n{request}"),
+        "Content-Len".to_string(),
+    ] {
+        let (mut c, mut child) = LspClient::spawn(&cpals_bin(), &["lsp"]).expect("cpals lsp starts");
+        c.send_raw(bad.as_bytes()).await.unwrap();
+        let result = c.initialize(Value::Null).await;
+        assert_eq!(result["serverInfo"]["name"], "cpals", "after {bad:?}");
+        let err = c.wait_for("a parse error", |m| m.msg.get("error").is_some()).await;
+        assert_eq!(err.msg["error"]["code"], -32700, "after {bad:?}: {}", err.msg);
+        let r = c.request("cpals/unknown", json!({})).await.unwrap();
+        assert_eq!(r["error"]["code"], -32601, "after {bad:?}");
+        c.shutdown().await;
+        let status = tokio::time::timeout(Duration::from_secs(60), child.wait()).await.expect("the server exits").unwrap();
+        assert!(status.success(), "after {bad:?}: {status}");
+    }
 }

@@ -1,7 +1,8 @@
 //! The HTML report (issue 7): `cpals report` of a fixture with a violation, a proof and a
 //! loop writes one self-contained page that headless Chromium (Debian's `chromium`, installed
 //! by `.ci/run`) opens without a console message or script error, showing both verdicts, the
-//! counterexample's steps with values, the loop invariant and the automata.
+//! counterexample's steps with values, the loop invariant and the automata; and (issue 24) a
+//! program whose strings look like markup does not stop the page's script.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -96,4 +97,38 @@ fn report_opens_in_headless_chromium_with_verdicts_and_no_errors() {
     let png = std::fs::read(&shot).unwrap_or_else(|e| panic!("no screenshot ({e}): {stderr}"));
     assert!(png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 20_000, "a real screenshot ({} bytes)", png.len());
     assert_eq!(&png[16..24], &[0, 0, 0x05, 0x78, 0, 0, 0x03, 0xe8], "1400×1000 pixels");
+}
+
+/// Issue 24: string literals on the counterexample path that look like markup (`"<!--<script>"`
+/// put the HTML parser into the script element's "double escaped" state, which swallowed the
+/// page's own script) are data: the script runs and shows the steps with those strings.
+#[test]
+fn markup_in_the_programs_strings_does_not_stop_the_script() {
+    let dir = temp_dir("report-markup");
+    let file = dir.join("markup.c");
+    std::fs::write(
+        &file,
+        r#"extern int __VERIFIER_nondet_int(void);
+extern void reach_error(void);
+int main(void) {
+  const char *tag = "<!--<script>";
+  const char *end = "</script>";
+  int x = __VERIFIER_nondet_int();
+  if (x == 3) {
+    reach_error();
+  }
+  return tag != end;
+}
+"#,
+    )
+    .unwrap();
+    let page = dir.join("report.html");
+    let out = Command::new(cpals_bin()).arg("report").arg(&file).arg("-o").arg(&page).output().expect("cpals runs");
+    assert_eq!(out.status.code(), Some(1), "a violation: exit code 1; {}", String::from_utf8_lossy(&out.stderr));
+    let (dom, stderr) = headless(&page, &dir.join("profile"), &["--virtual-time-budget=3000", "--dump-dom"]);
+    assert!(console_lines(&stderr).is_empty(), "console messages:\n{}", console_lines(&stderr).join("\n"));
+    assert!(dom.contains("data-ready=\"true\""), "the script did not run: {}", &dom[..dom.len().min(2000)]);
+    let list = dom.split("<ol id=\"steps\"").nth(1).and_then(|t| t.split("</ol>").next()).unwrap_or("");
+    assert!(list.contains("&lt;!--&lt;script&gt;") && list.contains("&lt;/script&gt;"), "the steps show the strings: {list}");
+    assert!(list.contains("x = 3"), "the input is shown: {list}");
 }

@@ -31,10 +31,37 @@ pub struct SourceInput {
     pub text: String,
 }
 
+/// Reads a file that must be a regular file: a FIFO, a device (`/dev/zero`), a socket or a
+/// directory is refused at once, without waiting for data (the file is opened non-blocking,
+/// so that opening a FIFO without a writer does not block, and checked before it is read).
+pub fn read_regular_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let mut file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)?;
+    let kind = file.metadata()?.file_type();
+    if !kind.is_file() {
+        let what = if kind.is_dir() {
+            "a directory"
+        } else if kind.is_fifo() {
+            "a FIFO"
+        } else if kind.is_char_device() || kind.is_block_device() {
+            "a device"
+        } else if kind.is_socket() {
+            "a socket"
+        } else {
+            "not a regular file"
+        };
+        return Err(std::io::Error::other(format!("it is {what}; only regular files are read")));
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 impl SourceInput {
-    /// Reads a file from disk.
+    /// Reads a file from disk (a regular file only, see [`read_regular_file`]).
     pub fn read(path: &Path) -> Result<SourceInput, FrontendError> {
-        let bytes = std::fs::read(path).map_err(|e| FrontendError::Io { message: format!("cannot read {}: {}", path.display(), e) })?;
+        let bytes = read_regular_file(path).map_err(|e| FrontendError::Io { message: format!("cannot read {}: {}", path.display(), e) })?;
         let text = String::from_utf8(bytes).map_err(|_| FrontendError::Io { message: format!("{} is not UTF-8 text", path.display()) })?;
         Ok(SourceInput { path: path.to_path_buf(), text })
     }
@@ -104,6 +131,16 @@ pub fn parse(input: &SourceInput) -> Result<Parsed, FrontendError> {
 /// `cc -m32`, so that `int64_t` and friends are `long long` there) and parses a buffer.
 pub fn parse_for(input: &SourceInput, ilp32: bool) -> Result<Parsed, FrontendError> {
     let name = input.display_name();
+    // Checked before the preprocessor runs: `cc -E` drops NUL bytes with a warning.
+    if let Some(off) = input.text.find('\0') {
+        let before = &input.text[..off];
+        let line = before.matches('\n').count() + 1;
+        let col = off - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+        return Err(FrontendError::Syntax {
+            message: "input contains NUL bytes; it does not look like C source".into(),
+            pos: SrcPos { file: name.as_str().into(), line: line as u32, col: col as u32 },
+        });
+    }
     // `.i` files are parsed without the preprocessor, which would have removed comments.
     let (pp, follow_markers) = if input.is_preprocessed() {
         // A byte-order mark is dropped (it is before any column), comments are blanked.
@@ -142,13 +179,21 @@ pub fn parse_for(input: &SourceInput, ilp32: bool) -> Result<Parsed, FrontendErr
             expected.truncate(6);
             let list = expected.iter().map(|t| format!("`{}`", t)).collect::<Vec<_>>().join(", ");
             let list = if more { format!("one of {}, …", list) } else { list };
+            let pos = linemap.pos(e.offset);
+            if *pos.file != *name {
+                // Not the user's text (an included file, maybe not C at all: `/etc/passwd`, a
+                // binary): its contents are not echoed, only where the error is.
+                let message =
+                    format!("syntax error in the included file {}, line {}, column {} (expected {})", pos.file, pos.line, pos.col, list);
+                return Err(FrontendError::Syntax { message, pos });
+            }
             let found = token_at(&e.source, e.offset);
             let message = if found.is_empty() {
                 format!("syntax error: unexpected end of input (expected {})", list)
             } else {
                 format!("syntax error: unexpected `{}` (expected {})", found, list)
             };
-            Err(FrontendError::Syntax { message, pos: linemap.pos(e.offset) })
+            Err(FrontendError::Syntax { message, pos })
         }
     }
 }
@@ -198,29 +243,54 @@ fn preprocess_with(input: &SourceInput, extra: &[&str]) -> Result<String, Fronte
     let _ = writer.join();
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
-        let first = stderr
-            .lines()
-            .find(|l| l.contains("error"))
-            .or_else(|| stderr.lines().next())
-            .unwrap_or("the C preprocessor failed")
-            .to_string();
-        let pos = parse_cc_position(&first, &name);
-        let message = match &pos {
-            Some(_) => first.splitn(4, ':').nth(3).unwrap_or(&first).trim().to_string(),
-            None => first,
-        };
-        return Err(FrontendError::Preprocess { message, pos });
+        return Err(preprocess_error(&stderr, &name));
     }
     String::from_utf8(out.stdout).map_err(|_| FrontendError::Preprocess { message: "the preprocessed text is not UTF-8".into(), pos: None })
 }
 
-/// Reads `file:line:col: error: …` as printed by gcc.
-fn parse_cc_position(line: &str, name: &str) -> Option<SrcPos> {
-    let rest = line.strip_prefix(name)?.strip_prefix(':')?;
-    let mut parts = rest.splitn(3, ':');
-    let l: u32 = parts.next()?.trim().parse().ok()?;
-    let c: u32 = parts.next()?.trim().parse().unwrap_or(1);
-    Some(SrcPos { file: name.into(), line: l, col: c })
+/// The error of a failed `cc -E` from its diagnostics. Only gcc's own words for an error in
+/// the user's file are kept: lines that quote source (the excerpt under a diagnostic), errors
+/// in other files (whose text could be anything, `#error` lines, a binary) and unexpected
+/// output are named by file and position, never echoed.
+fn preprocess_error(stderr: &str, name: &str) -> FrontendError {
+    let diagnostic = stderr.lines().find_map(|l| {
+        let (at, msg) = l.split_once(": error: ").or_else(|| l.split_once(": fatal error: "))?;
+        let mut parts = at.rsplitn(3, ':');
+        let col: u32 = parts.next()?.trim().parse().ok()?;
+        let line: u32 = parts.next()?.trim().parse().ok()?;
+        let file = parts.next()?;
+        Some((file, line, col, msg))
+    });
+    // The user's `#include` line that led to an error in another file.
+    let include = stderr.lines().find_map(|l| {
+        let l = l.trim_start();
+        let at = l.strip_prefix("In file included from ").or_else(|| l.strip_prefix("from "))?;
+        let (file, line) = at.trim_end_matches([':', ',']).rsplit_once(':')?;
+        (file == name).then(|| SrcPos { file: name.into(), line: line.parse().unwrap_or(1), col: 1 })
+    });
+    match diagnostic {
+        Some((file, line, col, msg)) if file == name => {
+            FrontendError::Preprocess { message: msg.trim().to_string(), pos: Some(SrcPos { file: name.into(), line, col }) }
+        }
+        // A missing header is reported with its name wherever the `#include` is.
+        Some((file, line, col, msg)) if msg.ends_with(": No such file or directory") => FrontendError::Preprocess {
+            message: format!("{} (the `#include` in {}, line {}, column {})", msg.trim(), file, line, col),
+            pos: include,
+        },
+        Some((file, line, col, _)) => FrontendError::Preprocess {
+            message: format!("the C preprocessor failed in the included file {file}, line {line}, column {col}"),
+            pos: include,
+        },
+        // The compiler driver's own complaints (`cc: error: unrecognized command-line option
+        // '-m32'`) quote no file.
+        None => {
+            let driver = stderr.lines().find_map(|l| {
+                let (prog, msg) = l.split_once(": error: ").or_else(|| l.split_once(": fatal error: "))?;
+                (!prog.contains([':', ' '])).then(|| msg.trim().to_string())
+            });
+            FrontendError::Preprocess { message: driver.unwrap_or_else(|| "the C preprocessor failed".into()), pos: None }
+        }
+    }
 }
 
 /// The offset where bracket nesting first exceeds [`MAX_NESTING`], if it does.

@@ -2,7 +2,6 @@
 //! subcommand works on.
 
 use std::path::Path;
-use std::time::Duration;
 
 use analysis_engine::cfa::build::BuildOptions;
 use analysis_engine::cfa::{DataModel, Program};
@@ -10,7 +9,7 @@ use analysis_engine::config::{Abstraction, BlockEncoding, Form, Kind, Order, Pro
 use analysis_engine::frontend::SourceInput;
 use analysis_engine::{Analysis, VerifyConfig};
 
-use crate::messages::parse_model;
+use crate::messages::{parse_model, parse_timeout};
 
 #[derive(clap::Args, Clone)]
 pub struct AnalysisArgs {
@@ -21,7 +20,7 @@ pub struct AnalysisArgs {
     #[arg(long, default_value = "combined")]
     pub analysis: String,
     /// CPU-time limit in seconds, as SV-COMP counts it (the analysis stops and open
-    /// properties become unknown with the reason `timeout`).
+    /// properties become unknown with the reason `timeout`); more than 0 and at most 1000000.
     #[arg(long)]
     pub timeout: Option<f64>,
     /// LP64 (x86-64 Linux) or ILP32 (SV-COMP's 32-bit tasks).
@@ -81,10 +80,7 @@ impl AnalysisArgs {
         let analysis = Analysis::parse(&self.analysis).ok_or_else(|| format!("unknown analysis `{}`", self.analysis))?;
         let mut cfg = VerifyConfig::new(analysis);
         if let Some(t) = self.timeout {
-            if !(t > 0.0 && t.is_finite()) {
-                return Err("the timeout must be a positive number of seconds".into());
-            }
-            cfg.timeout = Some(Duration::from_secs_f64(t));
+            cfg.timeout = Some(parse_timeout(t)?);
         }
         if let Some(o) = self.order {
             cfg.cegar.order = o;
@@ -134,8 +130,9 @@ impl AnalysisArgs {
                 Some("unreach-call") if !path.exists() => (PropertySet::UNREACH_CALL, "main".to_string()),
                 Some("unreach-label") if !path.exists() => (PropertySet::UNREACH_LABEL, "main".to_string()),
                 _ => {
-                    let text =
-                        std::fs::read_to_string(path).map_err(|e| format!("cannot read the property file {}: {}", path.display(), e))?;
+                    let bytes = analysis_engine::frontend::read_regular_file(path)
+                        .map_err(|e| format!("cannot read the property file {}: {}", path.display(), e))?;
+                    let text = String::from_utf8(bytes).map_err(|_| format!("the property file {} is not UTF-8 text", path.display()))?;
                     PropertySet::from_prp(&text).map_err(|e| format!("{}: {}", path.display(), e))?
                 }
             };

@@ -59,31 +59,45 @@ pub fn run(file: &Path, args: &AnalysisArgs, out: &Outputs) -> i32 {
     } else {
         print_text(&report, trace, program.properties);
     }
+    // The verdict stands, but evidence that was asked for and could not be written makes the
+    // run fail (exit 3): a script must not take a missing file for a written one.
+    let mut written = true;
     if let Some(path) = &out.witness {
-        write_witness(file, path, &report, &program, model);
+        written &= write_witness(file, path, &report, &program, model);
     }
     if let Some(path) = &out.harness {
         match crate::evidence::replayable(&program, &report.properties).and_then(|p| crate::evidence::harness(&program, p)) {
-            Ok(text) => {
-                if let Err(e) = std::fs::write(path, text) {
-                    eprintln!("cpals: cannot write {}: {}", path.display(), e);
-                }
-            }
+            Ok(text) => written &= write_file(path, &text),
             Err(why) => eprintln!("cpals: no harness written: {}", why),
         }
     }
-    exit_code(report.verdict)
+    if written {
+        exit_code(report.verdict)
+    } else {
+        EXIT_ERROR
+    }
 }
 
-fn write_witness(file: &Path, path: &Path, report: &Report, program: &Program, model: DataModel) {
+/// Writes an evidence file; false (with the reason on stderr) if it cannot be written.
+fn write_file(path: &Path, text: &str) -> bool {
+    match std::fs::write(path, text) {
+        Ok(()) => true,
+        Err(e) => {
+            eprintln!("cpals: cannot write {}: {}", path.display(), e);
+            false
+        }
+    }
+}
+
+/// Writes the witness of a report, if it has one; false if writing it failed.
+fn write_witness(file: &Path, path: &Path, report: &Report, program: &Program, model: DataModel) -> bool {
     let text = crate::witness::Task::read(file, model).and_then(|task| crate::witness::witness(report, program, &task));
     match text {
-        Ok(crate::witness::Witness::Violation(t) | crate::witness::Witness::Correctness(t)) => {
-            if let Err(e) = std::fs::write(path, t) {
-                eprintln!("cpals: cannot write {}: {}", path.display(), e);
-            }
+        Ok(crate::witness::Witness::Violation(t) | crate::witness::Witness::Correctness(t)) => write_file(path, &t),
+        Err(why) => {
+            eprintln!("cpals: no witness written: {}", why);
+            true
         }
-        Err(why) => eprintln!("cpals: no witness written: {}", why),
     }
 }
 

@@ -73,7 +73,7 @@ enum Command {
         harness: PathBuf,
         #[arg(long, default_value = "LP64")]
         data_model: String,
-        /// Time limit of the run in seconds.
+        /// Time limit of the run in seconds (more than 0, at most 1000000).
         #[arg(long, default_value_t = 10.0)]
         timeout: f64,
     },

@@ -2,12 +2,11 @@
 //! and says whether it reaches a violation.
 
 use std::path::Path;
-use std::time::Duration;
 
 use analysis_engine::harness::NativeResult;
 
 use crate::cli::args::load;
-use crate::messages::{parse_model, EXIT_ERROR, EXIT_FALSE, EXIT_TRUE};
+use crate::messages::{parse_model, parse_timeout, EXIT_ERROR, EXIT_FALSE, EXIT_TRUE};
 
 pub fn run(file: &Path, harness: &Path, data_model: &str, timeout: f64) -> i32 {
     let model = match parse_model(data_model) {
@@ -17,10 +16,13 @@ pub fn run(file: &Path, harness: &Path, data_model: &str, timeout: f64) -> i32 {
             return EXIT_ERROR;
         }
     };
-    if !(timeout > 0.0 && timeout.is_finite()) {
-        eprintln!("cpals: the timeout must be a positive number of seconds");
-        return EXIT_ERROR;
-    }
+    let timeout = match parse_timeout(timeout) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("cpals: {}", e);
+            return EXIT_ERROR;
+        }
+    };
     if !harness.is_file() {
         eprintln!("cpals: cannot read {}", harness.display());
         return EXIT_ERROR;
@@ -32,7 +34,7 @@ pub fn run(file: &Path, harness: &Path, data_model: &str, timeout: f64) -> i32 {
             return EXIT_ERROR;
         }
     };
-    match analysis_engine::harness::replay_files(file, harness, model, Duration::from_secs_f64(timeout), &program.externals) {
+    match analysis_engine::harness::replay_files(file, harness, model, timeout, &program.externals) {
         NativeResult::Reached(at) => {
             println!("reached: {}", at);
             EXIT_FALSE
