@@ -12,7 +12,7 @@ use super::{
 use crate::cfa::{EdgeKind, Loc, NodeId, Op, OpCtx, OpKind, Program, SrcRange, TargetKind};
 use crate::config::{Analysis, TemplateMode};
 use crate::invariants::Annotations;
-use crate::ir::{FuncId, InputSource, LValue, Stmt, VarId};
+use crate::ir::{Expr, FuncId, InputSource, LValue, Stmt, VarId};
 use crate::properties::{Property, PropertyKey};
 use crate::smt::path::StepValues;
 
@@ -59,51 +59,78 @@ pub fn value_text(p: &Program, v: VarId, idx: Option<i64>, val: i128) -> (String
     (name, shown)
 }
 
-/// Whether the rest of a path reads `v` before it assigns it a whole new value (reads are
-/// over-approximated: every variable an operation's expressions mention, an array element
-/// write reads the array's other elements).
-fn read_before_written(rest: &[(OpCtx, usize)], v: VarId) -> bool {
-    let lvalue_reads = |lv: &LValue, out: &mut Vec<VarId>| {
-        if let LValue::Elem(a, i) = lv {
-            out.push(*a);
-            i.vars(out);
-        }
+/// Whether the rest of a path depends on the indeterminate value of `v`: the value is followed
+/// through assignments, parameters and results (a whole new value ends it), and the path
+/// depends on it when a branch condition or an array index reads it. Copying it somewhere
+/// that is overwritten before use (a by-reference parameter's copy-in) is no dependence.
+fn depends_on(p: &Program, rest: &[(OpCtx, usize)], v: VarId) -> bool {
+    let mut tainted: HashSet<VarId> = HashSet::from([v]);
+    let mentions = |e: &Expr, t: &HashSet<VarId>| {
+        let mut vs = Vec::new();
+        e.vars(&mut vs);
+        vs.iter().any(|x| t.contains(x))
     };
-    let whole = |lv: &LValue| match lv {
-        LValue::Var(w) => Some(*w),
-        LValue::Elem(..) => None,
+    // Assigns to `lv` a value that is tainted or not; `Err` when the index reads a tainted value.
+    let assign = |lv: &LValue, taint: bool, t: &mut HashSet<VarId>| -> Result<(), ()> {
+        match lv {
+            LValue::Var(w) if taint => t.insert(*w),
+            LValue::Var(w) => t.remove(w),
+            LValue::Elem(_, i) if mentions(i, t) => return Err(()),
+            LValue::Elem(a, _) if taint => t.insert(*a),
+            LValue::Elem(..) => false,
+        };
+        Ok(())
     };
     for (op, _) in rest {
-        let mut reads = Vec::new();
-        let mut assigned: Vec<VarId> = Vec::new();
-        match op.kind {
-            OpKind::Edge(EdgeKind::Assume { cond, .. }) => cond.vars(&mut reads),
+        if tainted.is_empty() {
+            return false;
+        }
+        let step = match op.kind {
+            OpKind::Edge(EdgeKind::Assume { cond, .. }) => {
+                if mentions(cond, &tainted) {
+                    return true;
+                }
+                Ok(())
+            }
             OpKind::Edge(EdgeKind::Statement(st) | EdgeKind::Declaration(st)) => match st {
                 Stmt::Assign(lv, e) => {
-                    e.vars(&mut reads);
-                    lvalue_reads(lv, &mut reads);
-                    assigned.extend(whole(lv));
+                    let taint = mentions(e, &tainted);
+                    assign(lv, taint, &mut tainted)
                 }
-                Stmt::Input { lhs, .. } => {
-                    lvalue_reads(lhs, &mut reads);
-                    assigned.extend(whole(lhs));
+                Stmt::Input { lhs, .. } => assign(lhs, false, &mut tainted),
+                Stmt::InitArray { var, .. } => {
+                    tainted.remove(var);
+                    Ok(())
                 }
-                Stmt::InitArray { var, .. } => assigned.push(*var),
-                Stmt::HavocMemory(_) | Stmt::Unsupported(_) => {}
+                Stmt::HavocMemory(_) | Stmt::Unsupported(_) => Ok(()),
             },
-            OpKind::Edge(EdgeKind::Return(es)) => es.iter().for_each(|e| e.vars(&mut reads)),
-            OpKind::Call { call, .. } => call.args.iter().for_each(|e| e.vars(&mut reads)),
-            OpKind::Return { call, .. } => call.ret.iter().for_each(|lv| {
-                lvalue_reads(lv, &mut reads);
-                assigned.extend(whole(lv));
-            }),
-            OpKind::Edge(EdgeKind::Blank | EdgeKind::CallSummary(_)) => {}
-        }
-        if reads.contains(&v) {
+            OpKind::Edge(EdgeKind::Return(es)) => {
+                let (f, _) = op.op.edge();
+                for (r, e) in p.cfa(f).ret.iter().zip(es) {
+                    let taint = mentions(e, &tainted);
+                    let _ = assign(&LValue::Var(*r), taint, &mut tainted);
+                }
+                Ok(())
+            }
+            OpKind::Call { call, callee, .. } => {
+                for (param, arg) in p.cfa(callee).params.iter().zip(&call.args) {
+                    let taint = mentions(arg, &tainted);
+                    let _ = assign(&LValue::Var(*param), taint, &mut tainted);
+                }
+                Ok(())
+            }
+            OpKind::Return { call, callee, .. } => {
+                let mut step = Ok(());
+                for (lv, r) in call.ret.iter().zip(&p.cfa(callee).ret) {
+                    let taint = tainted.contains(r);
+                    step = step.and(assign(lv, taint, &mut tainted));
+                }
+                step
+            }
+            OpKind::Edge(EdgeKind::Blank | EdgeKind::CallSummary(_)) => Ok(()),
+        };
+        if step.is_err() {
             return true;
-        }
-        if assigned.contains(&v) {
-            return false;
         }
     }
     false
@@ -125,10 +152,10 @@ pub fn trace(p: &Program, ops: &[(OpCtx, usize)], values: &[StepValues]) -> Vec<
         let (kind, hide) = match (&op.op, op.kind) {
             (_, OpKind::Edge(EdgeKind::Blank)) => (StepKind::Other, true),
             (_, OpKind::Edge(EdgeKind::Assume { truth, .. })) => (StepKind::Assume { taken: *truth }, false),
-            // A declaration without initialiser is shown only when the path reads the
+            // A declaration without initialiser is shown only when the path depends on the
             // indeterminate value (then it is an input no harness can supply).
             (_, OpKind::Edge(EdgeKind::Declaration(Stmt::Input { lhs, source: InputSource::Uninitialised }))) => {
-                if read_before_written(&ops[i + 1..], lhs.var()) {
+                if depends_on(p, &ops[i + 1..], lhs.var()) {
                     (StepKind::Input, false)
                 } else {
                     (StepKind::Declaration, true)
