@@ -456,30 +456,24 @@ pub fn assemble_templates(p: &Program, props: &[Property], run: Outcome, analysi
 /// in the program's call graph of automata, leaving a function to every caller's return site
 /// (an over-approximation of the executions, so no affected proof is kept).
 fn side_conditions(p: &Program, props: &[Property], mut properties: Vec<PropertyReport>) -> Vec<PropertyReport> {
-    let open: Vec<usize> =
-        (0..props.len()).filter(|&i| props[i].kind == TargetKind::OutOfBounds && properties[i].verdict != Verdict::True).collect();
+    let open: Vec<(usize, (FuncId, NodeId))> = (0..props.len())
+        .filter(|&i| props[i].kind == TargetKind::OutOfBounds && properties[i].verdict != Verdict::True)
+        .filter_map(|i| Some((i, target_node(p, &props[i].key, true)?)))
+        .collect();
     if open.is_empty() {
         return properties;
     }
-    // The nodes of every function an open access may precede.
-    let reach = after(p, open.iter().filter_map(|&i| target_node(p, &props[i].key, true)).collect());
+    let first = first_preceding(p, &open);
     for (i, prop) in props.iter().enumerate() {
         if prop.kind == TargetKind::OutOfBounds || properties[i].verdict != Verdict::True {
             continue;
         }
-        let Some(at) = target_node(p, &prop.key, false) else { continue };
-        // The first open access that may precede it (in source order) is named.
-        let cause = open
-            .iter()
-            .copied()
-            .find(|&j| target_node(p, &props[j].key, true).is_some_and(|from| reach.get(&from).is_some_and(|r| r.contains(&at))));
-        if let Some(j) = cause {
-            let what = properties[j].condition.clone().unwrap_or_else(|| "array access".into());
-            let range = properties[j].range.clone();
-            properties[i].verdict = Verdict::Unknown;
-            let possible = properties[j].verdict == Verdict::False;
-            properties[i].reason = Some(UnknownReason::UndefinedBehaviour { what, range, possible });
-        }
+        let Some(&j) = target_node(p, &prop.key, false).and_then(|at| first.get(&at)) else { continue };
+        let what = properties[j].condition.clone().unwrap_or_else(|| "array access".into());
+        let range = properties[j].range.clone();
+        let possible = properties[j].verdict == Verdict::False;
+        properties[i].verdict = Verdict::Unknown;
+        properties[i].reason = Some(UnknownReason::UndefinedBehaviour { what, range, possible });
     }
     properties
 }
@@ -497,9 +491,12 @@ fn target_node(p: &Program, key: &PropertyKey, check: bool) -> Option<(FuncId, N
     cfa.edges.iter().find(|e| e.dst == bad).map(|e| (key.func, e.src))
 }
 
-/// For each start node, the nodes reachable from it through edges, calls (into the callee and
-/// past the call) and returns (to every call site of the function).
-fn after(p: &Program, starts: Vec<(FuncId, NodeId)>) -> HashMap<(FuncId, NodeId), HashSet<(FuncId, NodeId)>> {
+/// For every node some access of `starts` (property index, node of the access, in source
+/// order) may precede, the first such access: forward reachability through edges, calls (into
+/// the callee and past the call) and returns (to every call site of the function). A node
+/// reached from an earlier access is not explored again: all it reaches is labelled already,
+/// so the whole labelling costs one pass over the program.
+fn first_preceding(p: &Program, starts: &[(usize, (FuncId, NodeId))]) -> HashMap<(FuncId, NodeId), usize> {
     // Return sites of each function: the targets of the call edges that call it.
     let mut return_sites: HashMap<FuncId, Vec<(FuncId, NodeId)>> = HashMap::new();
     for f in p.func_ids() {
@@ -509,17 +506,14 @@ fn after(p: &Program, starts: Vec<(FuncId, NodeId)>) -> HashMap<(FuncId, NodeId)
             }
         }
     }
-    let mut out = HashMap::new();
-    for s in starts {
-        if out.contains_key(&s) {
-            continue;
-        }
-        let mut seen: HashSet<(FuncId, NodeId)> = HashSet::new();
+    let mut label: HashMap<(FuncId, NodeId), usize> = HashMap::new();
+    for &(j, s) in starts {
         let mut stack = vec![s];
         while let Some((f, n)) = stack.pop() {
-            if !seen.insert((f, n)) {
+            if label.contains_key(&(f, n)) {
                 continue;
             }
+            label.insert((f, n), j);
             let cfa = p.cfa(f);
             if n == cfa.exit {
                 stack.extend(return_sites.get(&f).into_iter().flatten().copied());
@@ -531,9 +525,8 @@ fn after(p: &Program, starts: Vec<(FuncId, NodeId)>) -> HashMap<(FuncId, NodeId)
                 stack.push((f, e.dst));
             }
         }
-        out.insert(s, seen);
     }
-    out
+    label
 }
 
 fn property_report(
