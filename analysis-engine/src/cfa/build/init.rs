@@ -110,7 +110,7 @@ fn record_block(b: &mut FnBuilder, v: VarId, name: &str, elem: &CType, init: &No
     let Initializer::Expression(e) = &init.node else { return };
     let Some((f, call)) = super::blocks::allocation(&e.node) else { return };
     // The program's own `malloc` may do anything.
-    if b.cx.func_ids.contains_key(f) || !b.st.modified.as_ref().is_some_and(|m| !m.contains(name)) {
+    if b.cx.func_ids.contains_key(f) || b.st.modified.as_ref().is_none_or(|m| m.contains(name)) {
         return;
     }
     let mut size = |k: usize| consts::eval(b.cx, &call.arguments[k].node);
