@@ -50,6 +50,10 @@ pub struct AnalysisArgs {
     /// the two properties without a file.
     #[arg(long, value_name = "FILE.prp")]
     pub property: Option<std::path::PathBuf>,
+    /// Assumes every array subscript is within its array: no out-of-bounds checks, and proofs
+    /// hold only for executions without such an access (by default each subscript is checked).
+    #[arg(long)]
+    pub assume_in_bounds: bool,
     /// Interpolation strategies in the order they are tried: spacer, qe, farkas.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "spacer,qe,farkas")]
     pub interpolation: Vec<Strategy>,
@@ -123,7 +127,7 @@ impl AnalysisArgs {
     /// What the automata are built for: the properties of `--property` and its entry, or
     /// `--function`.
     pub fn build(&self) -> Result<BuildOptions, String> {
-        let mut opts = BuildOptions::default();
+        let mut opts = BuildOptions { assume_in_bounds: self.assume_in_bounds, ..BuildOptions::default() };
         if let Some(path) = &self.property {
             let (set, entry) = match path.to_str() {
                 // The two properties by name, as fixtures give them.

@@ -213,6 +213,7 @@ pub fn scan(parsed: &Parsed, model: DataModel) -> Indirect {
         byref: Default::default(),
         indirect: Indirect::default(),
         props: Default::default(),
+        bounds_checks: false,
     };
     let mut defined: HashSet<String> = HashSet::new();
     // `extern` objects that may hold function pointers, and whether the file defines them.

@@ -110,6 +110,8 @@ struct ProgCx<'p> {
     indirect: indirect::Indirect,
     /// Which targets are properties (the others are not targets at all).
     props: PropertySet,
+    /// Whether array subscripts are bounds-checked ([`BuildOptions::assume_in_bounds`]).
+    bounds_checks: bool,
 }
 
 /// What the automata are built for besides the data model.
@@ -120,6 +122,10 @@ pub struct BuildOptions {
     /// The only entry (`--function`, or the `init(…)` of a property file); `None`: `main` and
     /// every function nothing calls.
     pub entry: Option<String>,
+    /// No out-of-bounds checks (`--assume-in-bounds`): every array subscript is assumed within
+    /// its array, so proofs hold only for executions without such an access (the setting of
+    /// the papers' examples, which check nothing else).
+    pub assume_in_bounds: bool,
 }
 
 /// Builds the automata of a parsed translation unit (every property, the default entries).
@@ -144,6 +150,7 @@ pub fn build_program_with(parsed: &Parsed, model: DataModel, opts: &BuildOptions
         byref: byref::by_reference_params(&parsed.unit),
         indirect: indirect::scan(parsed, model),
         props: opts.properties,
+        bounds_checks: !opts.assume_in_bounds,
     };
     // Function ids in definition order; the start function comes last.
     let mut names = Vec::new();

@@ -242,7 +242,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
     /// Branches to an out-of-bounds target unless `index` (an element index) is below `total`;
     /// `what` names the access for the report.
     fn check_index(&mut self, what: String, index: &Expr, total: u64, span: LSpan) {
-        if self.st.dry > 0 || self.st.checked > 0 {
+        if self.st.dry > 0 || self.st.checked > 0 || !self.cx.bounds_checks {
             return;
         }
         if index.constant().is_some_and(|i| (0..total as i128).contains(&i)) {
