@@ -462,6 +462,35 @@ fn the_report_escapes_script_text_from_the_program() {
     assert!(texts.iter().any(|t| t.contains(r#""</script>""#)), "{texts:?}");
 }
 
+/// The preprocessor runs under limits (address space, CPU time, output size, wall clock): a
+/// file that includes `/dev/zero` or expands a macro bomb ends at once with a clear error
+/// instead of growing `cc1` to gigabytes or running for minutes.
+#[test]
+fn the_preprocessor_is_bounded() {
+    let dir = std::env::temp_dir().join(format!("cpals-cli-pp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let zero = dir.join("zero.c");
+    std::fs::write(&zero, "#include \"/dev/zero\"\nint main(void) { return 0; }\n").unwrap();
+    let mut bomb = String::from("#define A0 x x x x x x x x x x\n");
+    for k in 1..9 {
+        bomb.push_str(&format!("#define A{k} {}\n", vec![format!("A{}", k - 1); 10].join(" ")));
+    }
+    bomb.push_str("int main(void) { A8; return 0; }\n");
+    let bomb_file = dir.join("bomb.c");
+    std::fs::write(&bomb_file, bomb).unwrap();
+    for (file, says) in
+        [(&zero, "the C preprocessor was stopped: it ran out of memory"), (&bomb_file, "the preprocessed input exceeds the limit")]
+    {
+        let started = std::time::Instant::now();
+        let o = cpals(&["check", &file.display().to_string()], Duration::from_secs(90));
+        assert_eq!(o.code, Some(3), "{}: {}", file.display(), o.stderr);
+        assert!(o.stdout.contains(says) || o.stderr.contains(says), "{}: {}{}", file.display(), o.stdout, o.stderr);
+        assert!(started.elapsed() < Duration::from_secs(30), "{} took {:?}", file.display(), started.elapsed());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn only_regular_files_are_read() {
     let dir = std::env::temp_dir().join(format!("cpals-cli-fifo-{}", std::process::id()));

@@ -211,41 +211,144 @@ fn preprocess(input: &SourceInput, ilp32: bool) -> Result<String, FrontendError>
     preprocess_with(input, &[])
 }
 
+/// Limits of one `cc -E` run: its address space and CPU time (each process of the compiler
+/// driver has its own, `cc1` included), and the wall-clock time until the whole process group
+/// is killed. A file that includes `/dev/zero` or expands a macro bomb ends with a clear error
+/// instead of growing `cc1` to gigabytes or running for minutes.
+const PP_ADDRESS_SPACE: u64 = 2 << 30;
+const PP_CPU_SECONDS: u64 = 20;
+const PP_WALL: std::time::Duration = std::time::Duration::from_secs(60);
+
 fn preprocess_with(input: &SourceInput, extra: &[&str]) -> Result<String, FrontendError> {
+    use std::io::Read;
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
     let name = input.display_name();
     let dir = input.path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let cc = std::env::var("CPALS_CC").unwrap_or_else(|_| "cc".to_string());
-    let mut child = Command::new(&cc)
-        .args(["-E", "-x", "c", "-std=gnu11", "-D__CPALS__"])
+    let mut cmd = Command::new(&cc);
+    cmd.args(["-E", "-x", "c", "-std=gnu11", "-D__CPALS__"])
         .args(extra)
         .arg("-I")
         .arg(dir)
         .arg("-")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stderr(Stdio::piped());
+    // SAFETY: between fork and exec the child only calls async-signal-safe functions
+    // (setpgid, setrlimit) and touches no memory of the parent.
+    unsafe {
+        cmd.pre_exec(|| {
+            // Its own process group, so that a kill reaches `cc1` as well as the driver.
+            libc::setpgid(0, 0);
+            let limit = |res, v: u64| {
+                let r = libc::rlimit { rlim_cur: v as libc::rlim_t, rlim_max: v as libc::rlim_t };
+                libc::setrlimit(res, &r);
+            };
+            limit(libc::RLIMIT_AS, PP_ADDRESS_SPACE);
+            limit(libc::RLIMIT_CPU, PP_CPU_SECONDS);
+            Ok(())
+        });
+    }
+    let mut child = cmd
         .spawn()
         .map_err(|e| FrontendError::Preprocess { message: format!("cannot run the C preprocessor `{} -E`: {}", cc, e), pos: None })?;
+    let pid = child.id() as libc::pid_t;
     let mut text = String::with_capacity(input.text.len() + 64);
     text.push_str(&format!("#line 1 \"{}\"\n", name.replace('\\', "\\\\").replace('"', "\\\"")));
     text.push_str(&input.text);
     if !text.ends_with('\n') {
         text.push('\n');
     }
-    // Feed stdin from a thread so that a large output cannot deadlock the pipe.
+    // Feed stdin and drain both outputs on threads, so that no pipe can fill up; the output is
+    // read only up to the parser's limit.
     let mut stdin = child.stdin.take().expect("stdin is piped");
     let writer = std::thread::spawn(move || {
         let _ = stdin.write_all(text.as_bytes());
     });
-    let out = child
-        .wait_with_output()
-        .map_err(|e| FrontendError::Preprocess { message: format!("the C preprocessor failed: {}", e), pos: None })?;
+    let too_big = Arc::new(AtomicBool::new(false));
+    let mut stdout = child.stdout.take().expect("stdout is piped");
+    let flag = too_big.clone();
+    let reader = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let _ = (&mut stdout).take(MAX_PP_BYTES as u64 + 1).read_to_end(&mut out);
+        if out.len() > MAX_PP_BYTES {
+            flag.store(true, Ordering::SeqCst);
+        }
+        out
+    });
+    let mut stderr = child.stderr.take().expect("stderr is piped");
+    let err_reader = std::thread::spawn(move || {
+        let mut err = Vec::new();
+        let _ = (&mut stderr).take(1 << 20).read_to_end(&mut err);
+        // Drain the rest without keeping it.
+        let _ = std::io::copy(&mut stderr, &mut std::io::sink());
+        err
+    });
+    let started = std::time::Instant::now();
+    let mut killed: Option<&str> = None;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break Some(s),
+            Ok(None) => {}
+            Err(_) => break None,
+        }
+        let why = if too_big.load(Ordering::SeqCst) {
+            Some("its output exceeds the input limit")
+        } else if started.elapsed() > PP_WALL {
+            Some("it ran longer than 60 s")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            // SAFETY: signals the process group the child leads (it called setpgid).
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+            killed = Some(why);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    // The driver may be gone while `cc1` still writes: end the group before joining.
+    // SAFETY: as above; the group may be gone already.
+    unsafe {
+        libc::kill(-pid, libc::SIGKILL);
+    }
     let _ = writer.join();
-    if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
+    let out = reader.join().unwrap_or_default();
+    let err = err_reader.join().unwrap_or_default();
+    let pos = Some(SrcPos { file: name.as_str().into(), line: 1, col: 1 });
+    if too_big.load(Ordering::SeqCst) {
+        return Err(FrontendError::TooComplex {
+            message: format!("the preprocessed input exceeds the limit of {} bytes", MAX_PP_BYTES),
+            pos: SrcPos { file: name.as_str().into(), line: 1, col: 1 },
+        });
+    }
+    if let Some(why) = killed {
+        return Err(FrontendError::Preprocess { message: format!("the C preprocessor was stopped: {}", why), pos });
+    }
+    let Some(status) = status else {
+        return Err(FrontendError::Preprocess { message: "the C preprocessor could not be waited for".into(), pos });
+    };
+    if let Some(sig) = status.signal() {
+        let why = match sig {
+            libc::SIGXCPU | libc::SIGKILL => format!("it used more than {} s of CPU time", PP_CPU_SECONDS),
+            libc::SIGSEGV | libc::SIGABRT => format!("it ran out of memory (limit {} GiB)", PP_ADDRESS_SPACE >> 30),
+            s => format!("it was killed by signal {}", s),
+        };
+        return Err(FrontendError::Preprocess { message: format!("the C preprocessor was stopped: {}", why), pos });
+    }
+    if !status.success() {
+        let stderr = String::from_utf8_lossy(&err);
+        if stderr.lines().any(|l| l.starts_with("cc1: out of memory") || l.contains("virtual memory exhausted")) {
+            let why = format!("it ran out of memory (limit {} GiB): an included file is too large or endless", PP_ADDRESS_SPACE >> 30);
+            return Err(FrontendError::Preprocess { message: format!("the C preprocessor was stopped: {}", why), pos });
+        }
         return Err(preprocess_error(&stderr, &name));
     }
-    String::from_utf8(out.stdout).map_err(|_| FrontendError::Preprocess { message: "the preprocessed text is not UTF-8".into(), pos: None })
+    String::from_utf8(out).map_err(|_| FrontendError::Preprocess { message: "the preprocessed text is not UTF-8".into(), pos: None })
 }
 
 /// The error of a failed `cc -E` from its diagnostics. Only gcc's own words for an error in
