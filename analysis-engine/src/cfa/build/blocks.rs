@@ -1,6 +1,6 @@
 //! Allocated blocks a local pointer always points to: a syntactic pre-pass over a function body
 //! finds the names that are assigned, incremented, decremented or whose address is taken
-//! anywhere in it. A local `T *p = malloc(E)` (or `calloc(n, s)`, under casts) with a constant
+//! (`&p`, not `&p[i]`) anywhere in it. A local `T *p = malloc(E)` (or `calloc(n, s)`, under casts) with a constant
 //! size, whose name is none of these, holds the start of that block (or null) wherever it is
 //! in scope, so the builder checks `p[i]` against the block's length as it checks an array
 //! subscript (`expr/place.rs`). Names are compared as text, so a shadowing declaration that is
@@ -40,8 +40,6 @@ pub fn allocation(e: &Expression) -> Option<(&'static str, &CallExpression)> {
 #[derive(Default)]
 struct Modified {
     names: HashSet<String>,
-    /// Inside the operand of `&`: every name there counts as address-taken.
-    in_address: u32,
     depth: u32,
     too_deep: bool,
 }
@@ -62,22 +60,14 @@ impl<'ast> Visit<'ast> for Modified {
         }
         if !self.too_deep {
             match e {
-                Expression::Identifier(id) if self.in_address > 0 => {
-                    self.names.insert(id.node.name.clone());
-                }
                 Expression::BinaryOperator(b) if is_assignment(&b.node.operator.node) => self.target(&b.node.lhs.node),
                 Expression::UnaryOperator(u) => match u.node.operator.node {
+                    // `&p` takes `p`'s address; `&p[i]`, `&*p` and `&p->f` take its pointee's.
                     UnaryOperator::PreIncrement
                     | UnaryOperator::PreDecrement
                     | UnaryOperator::PostIncrement
-                    | UnaryOperator::PostDecrement => self.target(&u.node.operand.node),
-                    UnaryOperator::Address => {
-                        self.in_address += 1;
-                        visit::visit_expression(self, e, span);
-                        self.in_address -= 1;
-                        self.depth -= 1;
-                        return;
-                    }
+                    | UnaryOperator::PostDecrement
+                    | UnaryOperator::Address => self.target(&u.node.operand.node),
                     _ => {}
                 },
                 _ => {}
@@ -124,14 +114,13 @@ mod tests {
     #[test]
     fn assignments_increments_and_addresses_count_reads_do_not() {
         let n = names(
-            "int f(int *q) { int *a = 0, *b = 0, *c = 0, *d = 0, *e = 0, **g; a = q; b++; --c; g = &d; e[1] = 2; *e = 3; return e[0]; }",
+            "int f(int *q) { int *a = 0, *b = 0, *c = 0, *d = 0, *e = 0, **g; a = q; b++; --c; g = &d; e[1] = 2; *e = 3; q = &e[2]; return e[0]; }",
         )
         .expect("shallow");
         for m in ["a", "b", "c", "d", "g"] {
             assert!(n.contains(m), "{m} is modified: {n:?}");
         }
-        assert!(!n.contains("e"), "writes through `e` do not change `e`: {n:?}");
-        assert!(!n.contains("q"), "{n:?}");
+        assert!(!n.contains("e"), "writes through `e` and `&e[2]` do not change `e`: {n:?}");
     }
 
     #[test]

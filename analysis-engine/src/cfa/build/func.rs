@@ -67,6 +67,9 @@ pub(super) struct FnState {
     /// Local pointers that hold the start of an allocated block (or null) wherever they are in
     /// scope, with the block's length in elements.
     pub blocks: HashMap<VarId, u64>,
+    /// Set while the operand of `&` is lowered, taken by the outermost place: `&p[n]` (one past
+    /// the end) is no access, so it is not bounds-checked (C11 6.5.3.2p3).
+    pub address_of: bool,
     pub depth: u32,
 }
 
@@ -99,6 +102,7 @@ impl FnState {
             checked: 0,
             modified: None,
             blocks: HashMap::new(),
+            address_of: false,
             depth: 0,
         };
         st.entry = st.add_node();

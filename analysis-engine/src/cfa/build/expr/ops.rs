@@ -56,7 +56,10 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                         return Ok(self.unknown_ptr(CType::Func(sig), Imprecision::Address));
                     }
                 }
-                let p = self.place(inner)?;
+                self.st.address_of = true;
+                let p = self.place(inner);
+                self.st.address_of = false;
+                let p = p?;
                 let ty = p.ty().clone();
                 if let Place::Obj { obj, .. } = &p {
                     let o = obj.clone();

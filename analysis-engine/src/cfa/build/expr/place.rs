@@ -24,6 +24,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
 
     fn place_inner(&mut self, e: &Node<Expression>) -> BResult<Place> {
         let span = e.span;
+        let addressed = std::mem::take(&mut self.st.address_of);
         match &e.node {
             Expression::Identifier(id) => match self.cx.lookup(&id.node.name).cloned() {
                 Some(Sym::Var(obj, ty)) => Ok(Place::Obj { obj, idx: Vec::new(), ty }),
@@ -73,7 +74,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                     },
                     CType::Ptr(elem) => {
                         let _ = self.value(arr)?;
-                        if let Some((name, n)) = self.block_of(arr) {
+                        if let Some((name, n)) = self.block_of(arr).filter(|_| !addressed) {
                             let what = format!("index of the block `{}` points to ({} element{})", name, n, if n == 1 { "" } else { "s" });
                             self.check_index(what, &i, n, span);
                         }
