@@ -294,3 +294,18 @@ pub fn temp_dir(name: &str) -> PathBuf {
     std::fs::create_dir_all(&d).expect("temporary directory");
     d
 }
+
+/// A program (for the CLI and report tests) with a violation whose counterexample has an input (so it has a harness and a
+/// violation witness) and string literals the HTML report must not take for markup.
+pub const SCRIPT_STRINGS_PROGRAM: &str = r#"extern int __VERIFIER_nondet_int(void);
+extern void reach_error(void);
+int main(void) {
+  const char *tag = "<!--<script>";
+  const char *end = "</script>";
+  int x = __VERIFIER_nondet_int();
+  if (x == 3) {
+    reach_error();
+  }
+  return tag != end;
+}
+"#;

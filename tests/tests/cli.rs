@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use cpals_tests::{cpals_bin, root};
+use cpals_tests::{cpals_bin, root, temp_dir, SCRIPT_STRINGS_PROGRAM};
 
 struct Outcome {
     code: Option<i32>,
@@ -392,24 +392,9 @@ fn nul_bytes_are_refused_with_their_position() {
     assert!(o.stderr.contains(&format!("{file}:2:13: input contains NUL bytes")), "{}", o.stderr);
 }
 
-/// A program with a violation whose counterexample has an input (so it has a harness and a
-/// violation witness) and string literals the HTML report must not take for markup.
-const SCRIPT_STRINGS: &str = r#"extern int __VERIFIER_nondet_int(void);
-extern void reach_error(void);
-int main(void) {
-  const char *tag = "<!--<script>";
-  const char *end = "</script>";
-  int x = __VERIFIER_nondet_int();
-  if (x == 3) {
-    reach_error();
-  }
-  return tag != end;
-}
-"#;
-
 #[test]
 fn evidence_that_cannot_be_written_is_an_error() {
-    let file = temp_file("evidence.c", SCRIPT_STRINGS.as_bytes());
+    let file = temp_file("evidence.c", SCRIPT_STRINGS_PROGRAM.as_bytes());
     let o = cpals(&["check", &file, "--witness", "/nonexistent-dir/w.yml"], Duration::from_secs(60));
     assert_eq!(o.code, Some(3), "{}{}", o.stdout, o.stderr);
     assert!(o.stdout.contains("Verification result: FALSE(unreach-call)"), "the verdict is still printed: {}", o.stdout);
@@ -444,7 +429,7 @@ fn errors_in_included_files_do_not_echo_their_contents() {
 
 #[test]
 fn the_report_escapes_script_text_from_the_program() {
-    let file = temp_file("script.c", SCRIPT_STRINGS.as_bytes());
+    let file = temp_file("script.c", SCRIPT_STRINGS_PROGRAM.as_bytes());
     let page = std::path::Path::new(&file).with_extension("html");
     let o = cpals(&["report", &file, "-o", page.to_str().unwrap()], Duration::from_secs(60));
     assert_eq!(o.code, Some(1), "{}", o.stderr);
@@ -467,35 +452,27 @@ fn the_report_escapes_script_text_from_the_program() {
 /// instead of growing `cc1` to gigabytes or running for minutes.
 #[test]
 fn the_preprocessor_is_bounded() {
-    let dir = std::env::temp_dir().join(format!("cpals-cli-pp-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let zero = dir.join("zero.c");
-    std::fs::write(&zero, "#include \"/dev/zero\"\nint main(void) { return 0; }\n").unwrap();
+    let zero = temp_file("zero.c", b"#include \"/dev/zero\"\nint main(void) { return 0; }\n");
     let mut bomb = String::from("#define A0 x x x x x x x x x x\n");
     for k in 1..9 {
         bomb.push_str(&format!("#define A{k} {}\n", vec![format!("A{}", k - 1); 10].join(" ")));
     }
     bomb.push_str("int main(void) { A8; return 0; }\n");
-    let bomb_file = dir.join("bomb.c");
-    std::fs::write(&bomb_file, bomb).unwrap();
+    let bomb_file = temp_file("bomb.c", bomb.as_bytes());
     for (file, says) in
         [(&zero, "the C preprocessor was stopped: it ran out of memory"), (&bomb_file, "the preprocessed input exceeds the limit")]
     {
         let started = std::time::Instant::now();
-        let o = cpals(&["check", &file.display().to_string()], Duration::from_secs(90));
-        assert_eq!(o.code, Some(3), "{}: {}", file.display(), o.stderr);
-        assert!(o.stdout.contains(says) || o.stderr.contains(says), "{}: {}{}", file.display(), o.stdout, o.stderr);
-        assert!(started.elapsed() < Duration::from_secs(30), "{} took {:?}", file.display(), started.elapsed());
+        let o = cpals(&["check", file], Duration::from_secs(90));
+        assert_eq!(o.code, Some(3), "{file}: {}", o.stderr);
+        assert!(o.stdout.contains(says) || o.stderr.contains(says), "{file}: {}{}", o.stdout, o.stderr);
+        assert!(started.elapsed() < Duration::from_secs(30), "{file} took {:?}", started.elapsed());
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn only_regular_files_are_read() {
-    let dir = std::env::temp_dir().join(format!("cpals-cli-fifo-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = temp_dir("cli-fifo");
     let fifo = dir.join("input.c");
     let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs");
     assert!(made.success());

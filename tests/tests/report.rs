@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cpals_tests::{cpals_bin, root, temp_dir};
+use cpals_tests::{cpals_bin, root, temp_dir, SCRIPT_STRINGS_PROGRAM};
 
 /// Chromium: `CPALS_CHROMIUM`, else `chromium` or `chromium-browser` on the PATH.
 fn chromium() -> PathBuf {
@@ -106,22 +106,7 @@ fn report_opens_in_headless_chromium_with_verdicts_and_no_errors() {
 fn markup_in_the_programs_strings_does_not_stop_the_script() {
     let dir = temp_dir("report-markup");
     let file = dir.join("markup.c");
-    std::fs::write(
-        &file,
-        r#"extern int __VERIFIER_nondet_int(void);
-extern void reach_error(void);
-int main(void) {
-  const char *tag = "<!--<script>";
-  const char *end = "</script>";
-  int x = __VERIFIER_nondet_int();
-  if (x == 3) {
-    reach_error();
-  }
-  return tag != end;
-}
-"#,
-    )
-    .unwrap();
+    std::fs::write(&file, SCRIPT_STRINGS_PROGRAM).unwrap();
     let page = dir.join("report.html");
     let out = Command::new(cpals_bin()).arg("report").arg(&file).arg("-o").arg(&page).output().expect("cpals runs");
     assert_eq!(out.status.code(), Some(1), "a violation: exit code 1; {}", String::from_utf8_lossy(&out.stderr));
