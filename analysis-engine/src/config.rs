@@ -254,6 +254,20 @@ pub struct ConcreteOptions {
     pub time: Duration,
     /// Steps one run may take.
     pub steps: u64,
+    /// Whether a long run's counterexample may be confirmed by running the program natively.
+    pub native: NativeExecution,
+}
+
+/// Running the user's program natively (compiled with `cc`, in the sandbox of
+/// [`crate::sandbox`]) to confirm counterexamples too long for the SMT path check.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum NativeExecution {
+    /// In the sandbox.
+    #[default]
+    Sandboxed,
+    /// Never: such counterexamples stay unconfirmed.
+    Off,
 }
 
 /// Shares of the time left that the phases of `combined` get (0 disables a phase); without
@@ -311,7 +325,7 @@ impl VerifyConfig {
                 interpolation: Strategy::ALL.to_vec(),
             },
             summaries: SummaryOptions { dag_refinement: true, dag_interpolants: None, scope: Scope::Function, form: Form::Atoms },
-            concrete: ConcreteOptions { runs: 12, time: Duration::from_secs(3), steps: 2_000_000_000 },
+            concrete: ConcreteOptions { runs: 12, time: Duration::from_secs(3), steps: 2_000_000_000, native: NativeExecution::Sandboxed },
             shares: Shares { concrete: 0.3, summaries: 0.4, value: 0.35, templates: 0.25 },
         }
     }

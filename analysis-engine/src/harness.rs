@@ -1,17 +1,17 @@
 //! Executable counterexamples: a C harness that defines every external input function to
 //! return a counterexample's values in order, and a native replay that compiles the program
-//! with it (the system's `cc`) and runs it. A native run that reaches the violation is an
+//! with it (the system's `cc`) and runs it in the sandbox of [`crate::sandbox`]. A native run that reaches the violation is an
 //! independent, precise confirmation of a counterexample. The same harness is what
 //! `cpals check --harness` writes for users, and what the benchmark runner replays.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
 use std::time::Duration;
 
 use crate::cfa::DataModel;
 use crate::ir::IntTy;
+use crate::sandbox::{self, End, TempDir};
 
 /// Exit status the harness uses when the program reaches a violation.
 pub const REACHED_STATUS: i32 = 86;
@@ -110,8 +110,10 @@ pub fn harness_source_with(inputs: &[(String, IntTy, i128)], also: &[(String, In
 }
 
 /// External functions a program may call for cpals to run it natively: they only compute,
-/// allocate, print or end the program. Anything else (files, processes, the network) could do
-/// harm, so such programs are never executed.
+/// allocate, print or end the program, so that a run shows what the program does. Anything
+/// else (files, processes, the network) fails in the sandbox, where a run would show
+/// something else, so such programs are not run. This list is about meaning, not safety: the
+/// sandbox is the guard (an asm label can rename any call).
 pub fn safe_to_run(externals: &[String]) -> Result<(), String> {
     const SAFE: &[&str] = &[
         "abort",
@@ -184,7 +186,8 @@ pub enum NativeResult {
 }
 
 /// Compiles `source` (the program text, named `name`, with includes resolved against
-/// `include_dir`) with a harness and runs it.
+/// `include_dir`) with a harness and runs it in the sandbox ([`crate::sandbox`]); the run is
+/// killed when `cancelled()` holds.
 #[allow(clippy::too_many_arguments)]
 pub fn native_replay(
     name: &str,
@@ -195,32 +198,28 @@ pub fn native_replay(
     model: DataModel,
     timeout: Duration,
     externals: &[String],
+    cancelled: &dyn Fn() -> bool,
 ) -> NativeResult {
     if let Err(why) = safe_to_run(externals) {
         return NativeResult::Unavailable(why);
     }
-    let dir = match tempdir() {
+    let dir = match TempDir::new() {
         Ok(d) => d,
         Err(e) => return NativeResult::Unavailable(format!("no temporary directory: {}", e)),
     };
     let ext = if name.ends_with(".i") { "i" } else { "c" };
-    let prog = dir.join(format!("program.{}", ext));
-    let harness = dir.join("harness.c");
-    let result = (|| {
-        let text = if ext == "c" { format!("#line 1 \"{}\"\n{}", name.replace('"', ""), source) } else { source.to_string() };
-        std::fs::write(&prog, text).map_err(|e| NativeResult::Unavailable(e.to_string()))?;
-        std::fs::write(&harness, harness_source(inputs, defined)).map_err(|e| NativeResult::Unavailable(e.to_string()))?;
-        Ok(compile_and_run(&dir, &prog, &harness, include_dir, model, timeout))
-    })();
-    let _ = std::fs::remove_dir_all(&dir);
-    match result {
-        Ok(r) | Err(r) => r,
+    let prog = dir.path().join(format!("program.{}", ext));
+    let harness = dir.path().join("harness.c");
+    let text = if ext == "c" { format!("#line 1 \"{}\"\n{}", name.replace('"', ""), source) } else { source.to_string() };
+    if let Err(e) = std::fs::write(&prog, text).and_then(|()| std::fs::write(&harness, harness_source(inputs, defined))) {
+        return NativeResult::Unavailable(e.to_string());
     }
+    compile_and_run(dir, &prog, &harness, include_dir, model, timeout, cancelled)
 }
 
 /// Replays a harness file against a program file: compiles both (in a temporary directory,
 /// with the program's `ERROR:` labels instrumented to call `__cpals_error_label()`) and runs
-/// the result. The program is run only if its external calls are harmless
+/// the result in the sandbox. The program is run only if its external calls are harmless
 /// ([`safe_to_run`]); `externals` lists them.
 pub fn replay_files(program: &Path, harness: &Path, model: DataModel, timeout: Duration, externals: &[String]) -> NativeResult {
     // The program's calls of functions the harness defines go to the harness.
@@ -234,21 +233,19 @@ pub fn replay_files(program: &Path, harness: &Path, model: DataModel, timeout: D
         Err(e) => return NativeResult::Unavailable(format!("cannot read {}: {}", program.display(), e)),
     };
     let include_dir = program.parent().filter(|d| !d.as_os_str().is_empty()).map(Path::to_path_buf).unwrap_or_else(|| ".".into());
-    let dir = match tempdir() {
+    let dir = match TempDir::new() {
         Ok(d) => d,
         Err(e) => return NativeResult::Unavailable(format!("no temporary directory: {}", e)),
     };
     let is_i = program.extension().is_some_and(|e| e == "i");
-    let prog = dir.join(if is_i { "program.i" } else { "program.c" });
+    let prog = dir.path().join(if is_i { "program.i" } else { "program.c" });
     let name = program.display().to_string().replace(['"', '\\', '\n'], "");
     let text = instrument_error_labels(&source);
     let text = if is_i { text } else { format!("#line 1 \"{}\"\n{}", name, text) };
-    let result = match std::fs::write(&prog, text) {
-        Ok(()) => compile_and_run(&dir, &prog, harness, &include_dir, model, timeout),
+    match std::fs::write(&prog, text) {
+        Ok(()) => compile_and_run(dir, &prog, harness, &include_dir, model, timeout, &|| false),
         Err(e) => NativeResult::Unavailable(e.to_string()),
-    };
-    let _ = std::fs::remove_dir_all(&dir);
-    result
+    }
 }
 
 /// Whether C text defines a function `name` at the start of a line (`T name(…) {`, the
@@ -345,80 +342,42 @@ pub fn instrument_error_labels(source: &str) -> String {
     format!("void __cpals_error_label(void); {}", out)
 }
 
-/// Compiles a program and a harness in `dir` and runs the result with a time limit.
-fn compile_and_run(dir: &Path, prog: &Path, harness: &Path, include_dir: &Path, model: DataModel, timeout: Duration) -> NativeResult {
-    let exe = dir.join("replay");
-    let cc = std::env::var("CPALS_CC").unwrap_or_else(|_| "cc".to_string());
-    let mut cmd = Command::new(&cc);
-    cmd.args(["-w", "-O0", "-std=gnu11", "-Wl,--wrap=__assert_fail"]);
+/// Compiles a program and a harness in `dir` and runs the result in the sandbox with a time
+/// limit.
+fn compile_and_run(
+    dir: TempDir,
+    prog: &Path,
+    harness: &Path,
+    include_dir: &Path,
+    model: DataModel,
+    timeout: Duration,
+    cancelled: &dyn Fn() -> bool,
+) -> NativeResult {
+    let include = include_dir.to_string_lossy();
+    let mut flags = vec!["-w", "-O0", "-std=gnu11", "-Wl,--wrap=__assert_fail", "-I", &include];
     if model == DataModel::Ilp32 {
-        cmd.arg("-m32");
+        flags.push("-m32");
     }
-    cmd.arg("-I").arg(include_dir).arg(prog).arg(harness).arg("-o").arg(&exe);
-    let out = match cmd.stdout(Stdio::null()).stderr(Stdio::piped()).output() {
-        Ok(o) => o,
-        Err(e) => return NativeResult::Unavailable(format!("cannot run {}: {}", cc, e)),
+    let exe = match sandbox::compile(dir, &[prog, harness], &flags, cancelled) {
+        Ok(e) => e,
+        Err(why) => return NativeResult::Unavailable(why),
     };
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        let first = err.lines().find(|l| l.contains("error")).unwrap_or("compilation failed").to_string();
-        return NativeResult::Unavailable(format!("cannot compile the program natively: {}", first));
-    }
-    let mut child = match Command::new(&exe).current_dir(dir).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn() {
-        Ok(c) => c,
-        Err(e) => return NativeResult::Unavailable(e.to_string()),
+    let run = match sandbox::run(&exe, timeout, "cpals-harness: reached", cancelled) {
+        Ok(r) => r,
+        Err(why) => return NativeResult::Unavailable(why),
     };
-    // Read stderr on a thread so that a chatty program cannot block on a full pipe.
-    let mut pipe = child.stderr.take();
-    let reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        if let Some(p) = pipe.as_mut() {
-            let _ = std::io::Read::read_to_string(p, &mut text);
+    let line = run.marked.first().map(|l| l.trim_start_matches("cpals-harness: reached ").to_string());
+    match (run.end, line) {
+        (End::Exited(REACHED_STATUS), Some(l)) => NativeResult::Reached(l),
+        (End::Exited(EXHAUSTED_STATUS), _) => {
+            NativeResult::NotReached("the program asked for more inputs than the counterexample has".into())
         }
-        text
-    });
-    let started = std::time::Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(s)) => break s,
-            Ok(None) if started.elapsed() < timeout => std::thread::sleep(Duration::from_millis(5)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                let _ = reader.join();
-                return NativeResult::NotReached("the native run did not finish in time".into());
-            }
-        }
-    };
-    let stderr = reader.join().unwrap_or_default();
-    let line = stderr
-        .lines()
-        .find(|l| l.starts_with("cpals-harness: reached"))
-        .map(|l| l.trim_start_matches("cpals-harness: reached ").to_string());
-    match (status.code(), line) {
-        (Some(REACHED_STATUS), Some(l)) => NativeResult::Reached(l),
-        (Some(EXHAUSTED_STATUS), _) => NativeResult::NotReached("the program asked for more inputs than the counterexample has".into()),
-        (code, _) => NativeResult::NotReached(match code {
-            Some(c) => format!("the native run exited with status {}", c),
-            None => "the native run was killed by a signal".into(),
-        }),
+        (End::Exited(c), _) => NativeResult::NotReached(format!("the native run exited with status {}", c)),
+        (End::Signalled(s), _) => NativeResult::NotReached(format!("the native run was killed by signal {}", s)),
+        (End::TimedOut, _) => NativeResult::NotReached("the native run did not finish in time".into()),
+        (End::Cancelled, _) => NativeResult::NotReached("the native run was cancelled".into()),
+        (End::Lost(e), _) => NativeResult::Unavailable(format!("the native run could not be waited for: {}", e)),
     }
-}
-
-fn tempdir() -> std::io::Result<PathBuf> {
-    let base = std::env::temp_dir();
-    for i in 0..1000u32 {
-        let d = base.join(format!(
-            "cpals-replay-{}-{}-{}",
-            std::process::id(),
-            i,
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0)
-        ));
-        if std::fs::create_dir(&d).is_ok() {
-            return Ok(d);
-        }
-    }
-    Err(std::io::Error::other("cannot create a temporary directory"))
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ pub mod ir;
 pub mod portfolio;
 pub mod properties;
 pub mod report;
+pub mod sandbox;
 pub mod smt;
 
 pub use config::{Analysis, VerifyConfig};

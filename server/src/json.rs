@@ -2,7 +2,7 @@
 //! `serde_json` values, so that the engine carries no serialisation.
 
 use analysis_engine::cfa::{SrcRange, TargetKind};
-use analysis_engine::report::{InvariantReport, PropertyReport, Report, StepKind, TraceStep};
+use analysis_engine::report::{Confirmation, InvariantReport, PropertyReport, Report, StepKind, TraceStep};
 use serde_json::{json, Map, Value};
 
 pub fn kind_name(k: TargetKind) -> &'static str {
@@ -64,6 +64,12 @@ pub fn property(p: &PropertyReport) -> Value {
     if let Some(r) = &p.reason {
         o["reason"] = json!(r.to_string());
     }
+    if let Some(c) = p.confirmed_by {
+        o["confirmed_by"] = json!(match c {
+            Confirmation::PathCheck => "path check",
+            Confirmation::NativeRun => "native run",
+        });
+    }
     if !p.trace.is_empty() {
         o["trace"] = Value::Array(p.trace.iter().map(step).collect());
     }
@@ -105,6 +111,7 @@ pub fn report(r: &Report) -> Value {
             "abstractions": r.stats.abstractions,
             "lp_queries": r.stats.lp_queries,
             "value_determinations": r.stats.value_determinations,
+            "native_runs": r.stats.native_runs,
         },
     })
 }

@@ -6,7 +6,7 @@
 //! import it (see `tests/layering.rs`).
 
 use analysis_engine::cfa::{DataModel, TargetKind};
-use analysis_engine::report::{PropertyReport, Verdict};
+use analysis_engine::report::{Confirmation, PropertyReport, Verdict};
 
 /// Exit code: every property proved (TRUE).
 pub const EXIT_TRUE: i32 = 0;
@@ -99,21 +99,31 @@ pub fn holds(p: &PropertyReport) -> String {
 }
 
 /// The sentence for a property's verdict.
+/// "counterexample with 12 steps", saying when a sandboxed native run confirmed it.
+fn counterexample(p: &PropertyReport) -> String {
+    match p.confirmed_by {
+        Some(Confirmation::NativeRun) => {
+            format!("counterexample with {} steps, confirmed by running the program natively in the sandbox", p.trace.len())
+        }
+        _ => format!("counterexample with {} steps", p.trace.len()),
+    }
+}
+
 pub fn message(p: &PropertyReport) -> String {
     if p.kind == TargetKind::OutOfBounds {
         // "index of `a` (10 elements)": the condition names the array.
         let what = p.condition.clone().unwrap_or_else(|| "array index".into());
         return match p.verdict {
             Verdict::True => format!("{} stays within bounds (proved by the {} analysis)", what, p.analysis),
-            Verdict::False => format!("{} can be out of bounds (counterexample with {} steps)", what, p.trace.len()),
+            Verdict::False => format!("{} can be out of bounds ({})", what, counterexample(p)),
             Verdict::Unknown => format!("{}: {}", what, p.reason.as_ref().map_or_else(|| "unknown".to_string(), |r| r.to_string())),
         };
     }
     let reach = p.condition.is_none() && p.kind != TargetKind::Assert;
     match (p.verdict, reach) {
         (Verdict::True, _) => format!("{} (proved by the {} analysis)", holds(p), p.analysis),
-        (Verdict::False, false) => format!("{} can fail (counterexample with {} steps)", describe(p), p.trace.len()),
-        (Verdict::False, true) => format!("{} is reachable (counterexample with {} steps)", describe(p), p.trace.len()),
+        (Verdict::False, false) => format!("{} can fail ({})", describe(p), counterexample(p)),
+        (Verdict::False, true) => format!("{} is reachable ({})", describe(p), counterexample(p)),
         (Verdict::Unknown, _) => format!("{}: {}", describe(p), p.reason.as_ref().map_or_else(|| "unknown".to_string(), |r| r.to_string())),
     }
 }

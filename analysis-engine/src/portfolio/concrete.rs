@@ -7,18 +7,26 @@ use std::time::{Duration, Instant};
 
 use crate::cfa::{OpCtx, Program};
 use crate::concrete::{self, Boundary, InputStrategy, RunEnd, RunLimits, Zeros};
-use crate::config::VerifyConfig;
+use crate::config::{NativeExecution, VerifyConfig};
 use crate::core::Cancel;
 use crate::properties::{Property, PropertyKey};
 use crate::report::build;
 use crate::report::outcome::Decision;
+use crate::report::{Confirmation, Stats};
 use crate::smt::path::{check_path, PathResult};
 
 /// Inputs one concrete run may read (about 80 bytes each are kept for the replay).
 const MAX_RUN_INPUTS: usize = 1 << 20;
 
 /// Runs the program concretely with a few input choices; records confirmed violations.
-pub(super) fn run(p: &Program, cfg: &VerifyConfig, cancel: &Cancel, props: &[Property], found: &mut BTreeMap<PropertyKey, Decision>) {
+pub(super) fn run(
+    p: &Program,
+    cfg: &VerifyConfig,
+    cancel: &Cancel,
+    props: &[Property],
+    found: &mut BTreeMap<PropertyKey, Decision>,
+    stats: &mut Stats,
+) {
     let budget = match cancel.remaining_ms() {
         Some(ms) => Duration::from_millis((ms as f64 * cfg.shares.concrete) as u64),
         None => cfg.concrete.time,
@@ -51,7 +59,7 @@ pub(super) fn run(p: &Program, cfg: &VerifyConfig, cancel: &Cancel, props: &[Pro
         tracing::debug!("concrete run {}: {:?} after {} steps in {:?}", k, run.end, run.steps, t0.elapsed());
         if let RunEnd::Target(key) = &run.end {
             if !found.contains_key(key) {
-                if let Some(decision) = confirm_concrete(p, &run, cancel) {
+                if let Some(decision) = confirm_concrete(p, &run, cfg.concrete.native, cancel, stats) {
                     found.insert(*key, decision);
                 }
             }
@@ -65,15 +73,15 @@ pub(super) fn run(p: &Program, cfg: &VerifyConfig, cancel: &Cancel, props: &[Pro
 
 /// Confirms a concrete run that reached a violation: by the SMT path check when the run is
 /// short, by a native run of the compiled program otherwise (then with the run's whole input
-/// sequence, which the abridged trace does not show).
-fn confirm_concrete(p: &Program, run: &concrete::Run, cancel: &Cancel) -> Option<Decision> {
+/// sequence, which the abridged trace does not show) unless `native` is off.
+fn confirm_concrete(p: &Program, run: &concrete::Run, native: NativeExecution, cancel: &Cancel, stats: &mut Stats) -> Option<Decision> {
     if let Some(ops) = &run.ops {
         let ctxs: Vec<OpCtx> = ops.iter().map(|&(op, rec)| crate::cfa::op_ctx(p, op, rec)).collect();
         match check_path(p, &ctxs, cancel) {
             PathResult::Feasible(values) => {
                 let depths: Vec<(OpCtx, usize)> =
                     ctxs.iter().copied().zip(run.head.iter().chain(run.tail.iter()).map(|s| s.depth).chain(std::iter::repeat(0))).collect();
-                return Some(Decision::Violated(build::trace(p, &depths, &values), Vec::new()));
+                return Some(Decision::Violated(build::trace(p, &depths, &values), Vec::new(), Confirmation::PathCheck));
             }
             PathResult::Infeasible => {
                 tracing::warn!("a concrete run reached a violation the SMT path check refutes; not reported");
@@ -82,14 +90,34 @@ fn confirm_concrete(p: &Program, run: &concrete::Run, cancel: &Cancel) -> Option
             PathResult::Imprecise(_) | PathResult::Unknown(_) => {}
         }
     }
+    if native == NativeExecution::Off {
+        tracing::debug!("a long concrete run reached a violation; native execution is off, so it stays unconfirmed");
+        return None;
+    }
     let include = std::path::Path::new(&*p.file).parent().map(|d| d.to_path_buf()).unwrap_or_else(|| ".".into());
     let defined: Vec<String> = p.functions.iter().map(|f| f.name.clone()).collect();
     let timeout = Duration::from_millis(cancel.remaining_ms().unwrap_or(10_000).clamp(1_000, 20_000));
-    match crate::harness::native_replay(&p.file, &p.source, &include, &run.inputs, &defined, p.data_model, timeout, &p.externals) {
+    let cancelled = || cancel.check().is_err();
+    match crate::harness::native_replay(
+        &p.file,
+        &p.source,
+        &include,
+        &run.inputs,
+        &defined,
+        p.data_model,
+        timeout,
+        &p.externals,
+        &cancelled,
+    ) {
         crate::harness::NativeResult::Reached(_) => {
-            Some(Decision::Violated(build::concrete_trace(p, run), run.inputs.iter().map(|(f, _, v)| (f.clone(), *v)).collect()))
+            stats.native_runs += 1;
+            let inputs = run.inputs.iter().map(|(f, _, v)| (f.clone(), *v)).collect();
+            Some(Decision::Violated(build::concrete_trace(p, run), inputs, Confirmation::NativeRun))
         }
         other => {
+            if matches!(other, crate::harness::NativeResult::NotReached(_)) {
+                stats.native_runs += 1;
+            }
             tracing::debug!("native replay did not confirm a concrete counterexample: {:?}", other);
             None
         }

@@ -153,7 +153,7 @@ impl Run<'_> {
             let next = match phase {
                 Phase::Concrete => {
                     if !self.props.is_empty() {
-                        concrete::run(self.program, self.config, &self.cancel, &self.props, &mut self.found);
+                        concrete::run(self.program, self.config, &self.cancel, &self.props, &mut self.found, &mut self.stats);
                     }
                     Next::Continue
                 }

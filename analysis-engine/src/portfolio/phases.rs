@@ -14,7 +14,7 @@ use crate::core::Cancel;
 use crate::properties::{properties, Property, PropertyKey};
 use crate::report::build;
 use crate::report::outcome::{Decision, Outcome};
-use crate::report::{Report, Stats, UnknownReason};
+use crate::report::{Confirmation, Report, Stats, UnknownReason};
 use crate::smt::path::Violation;
 
 /// The summary analysis (seed 002) on the properties not yet violated: its confirmed
@@ -61,7 +61,7 @@ fn path_analysis_result(
     open_reason: Option<UnknownReason>,
 ) -> Outcome {
     for (key, v) in violated {
-        decisions.insert(*key, Decision::Violated(build::trace(p, &v.steps, &v.values), Vec::new()));
+        decisions.insert(*key, Decision::Violated(build::trace(p, &v.steps, &v.values), Vec::new(), Confirmation::PathCheck));
     }
     for (key, why) in unknown {
         decisions.entry(*key).or_insert_with(|| Decision::Unknown(why.clone()));

@@ -373,8 +373,12 @@ pub fn assemble(p: &Program, props: &[Property], run: Outcome, credits: Credits,
         .iter()
         .map(|prop| {
             let by_templates = credits.templates.is_some_and(|t| t.proved.contains(&prop.key));
+            let confirmed_by = match run.decisions.get(&prop.key) {
+                Some(Decision::Violated(_, _, c)) => Some(*c),
+                _ => None,
+            };
             let (verdict, reason, trace, inputs) = match run.decisions.get(&prop.key) {
-                Some(Decision::Violated(t, i)) => (Verdict::False, None, t.clone(), i.clone()),
+                Some(Decision::Violated(t, i, _)) => (Verdict::False, None, t.clone(), i.clone()),
                 // Proved by the template invariants (checked inductive bit-precisely).
                 _ if by_templates => (Verdict::True, None, Vec::new(), Vec::new()),
                 // Proved by an earlier phase (the summary analysis).
@@ -387,7 +391,9 @@ pub fn assemble(p: &Program, props: &[Property], run: Outcome, credits: Credits,
             };
             // Credited to the template analysis where the CEGAR run alone did not prove it.
             let credited = by_templates && (credits.all_by_templates || run.open_reason.is_some() || run.decisions.contains_key(&prop.key));
-            property_report(p, prop, verdict, reason, if credited { TEMPLATES } else { credits.analysis }, trace, inputs)
+            let mut r = property_report(p, prop, verdict, reason, if credited { TEMPLATES } else { credits.analysis }, trace, inputs);
+            r.confirmed_by = confirmed_by;
+            r
         })
         .collect();
     let mut semantics = vec![
@@ -548,6 +554,7 @@ fn property_report(
         analysis,
         trace,
         inputs,
+        confirmed_by: None,
     }
 }
 

@@ -138,6 +138,18 @@ pub struct PropertyReport {
     /// every value the run's input functions returned, in order, as `(function, value)`.
     /// Empty otherwise: the trace's steps carry the inputs.
     pub inputs: Vec<(String, i128)>,
+    /// For violations: what confirmed the counterexample.
+    pub confirmed_by: Option<Confirmation>,
+}
+
+/// What confirmed a counterexample.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Confirmation {
+    /// The bit-precise SMT check of its path.
+    PathCheck,
+    /// A run of the program compiled with `cc`, in the sandbox ([`crate::sandbox`]), that
+    /// reached the violation with the counterexample's inputs.
+    NativeRun,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -193,6 +205,8 @@ pub struct Stats {
     pub lp_queries: u64,
     /// Local value determinations of the template analysis.
     pub value_determinations: u64,
+    /// Native runs of the program (in the sandbox) that confirmed or refuted a counterexample.
+    pub native_runs: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 
-use super::{InvariantSource, PrecisionHint, TraceStep, UnknownReason};
+use super::{Confirmation, InvariantSource, PrecisionHint, TraceStep, UnknownReason};
 use crate::cfa::{Loc, SrcRange};
 use crate::ir::FuncId;
 use crate::properties::PropertyKey;
@@ -14,9 +14,9 @@ use crate::properties::PropertyKey;
 /// What one property ended with in a phase.
 #[derive(Clone, Debug)]
 pub enum Decision {
-    /// A confirmed violation: the trace, and the full input sequence when the trace does not
-    /// show it (a long concrete run confirmed natively).
-    Violated(Vec<TraceStep>, Vec<(String, i128)>),
+    /// A confirmed violation: the trace, the full input sequence when the trace does not
+    /// show it (a long concrete run confirmed natively), and what confirmed it.
+    Violated(Vec<TraceStep>, Vec<(String, i128)>, Confirmation),
     /// An error path the phase could not decide; the property stays open.
     Unknown(UnknownReason),
 }

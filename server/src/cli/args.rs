@@ -5,7 +5,7 @@ use std::path::Path;
 
 use analysis_engine::cfa::build::BuildOptions;
 use analysis_engine::cfa::{DataModel, Program};
-use analysis_engine::config::{Abstraction, BlockEncoding, Form, Kind, Order, PropertySet, Scope, Strategy};
+use analysis_engine::config::{Abstraction, BlockEncoding, Form, Kind, NativeExecution, Order, PropertySet, Scope, Strategy};
 use analysis_engine::frontend::SourceInput;
 use analysis_engine::{Analysis, VerifyConfig};
 
@@ -54,6 +54,12 @@ pub struct AnalysisArgs {
     /// hold only for executions without such an access (by default each subscript is checked).
     #[arg(long)]
     pub assume_in_bounds: bool,
+    /// Whether a counterexample too long for the SMT path check may be confirmed by running
+    /// the program natively: sandboxed (compiled with `cc` and run under a seccomp filter that
+    /// allows no files, processes or network, with CPU and memory limits; the default) or off
+    /// (such counterexamples stay unknown).
+    #[arg(long, value_enum, default_value_t = NativeExecution::Sandboxed)]
+    pub native: NativeExecution,
     /// Interpolation strategies in the order they are tried: spacer, qe, farkas.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "spacer,qe,farkas")]
     pub interpolation: Vec<Strategy>,
@@ -104,6 +110,7 @@ impl AnalysisArgs {
                     .ok_or_else(|| format!("unknown DAG interpolants `{}` (use spacer, conciliated, weakest or strongest)", other))?,
             ),
         };
+        cfg.concrete.native = self.native;
         cfg.summaries.scope = self.summary_precision;
         cfg.summaries.form = self.summary_predicates;
         if cfg.summaries.form == Form::Formulas && cfg.summaries.dag_interpolants.is_none() {

@@ -54,6 +54,14 @@ pub fn run(file: &Path, args: &AnalysisArgs, out: &Outputs) -> i32 {
     // `--timeout` limits CPU time, as SV-COMP and BenchExec do: the verdict does not depend
     // on how busy the machine is.
     let report = analysis_engine::verify(&program, &cfg, &Cancel::on_cpu_time());
+    if report.stats.native_runs > 0 {
+        // The user is told whenever their program ran.
+        eprintln!(
+            "cpals: note: the program was compiled with cc and run natively {} time{}, in the sandbox (no files, processes or network; CPU and memory limits); `--native off` turns this off",
+            report.stats.native_runs,
+            if report.stats.native_runs == 1 { "" } else { "s" }
+        );
+    }
     if json {
         println!("{}", serde_json::to_string_pretty(&crate::json::report(&report)).expect("JSON"));
     } else {

@@ -511,6 +511,7 @@ pub fn run(input: &JobInput, emit: &mut dyn FnMut(JobMsg)) -> JobSummary {
         let mut cfg = VerifyConfig::new(input.settings.analysis);
         cfg.timeout = Some(deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1)));
         cfg.entry = (!unit.whole).then(|| unit.root.clone());
+        cfg.concrete.native = input.settings.native;
         cfg.reuse = lock(&input.cache).precision.get(&unit.root).cloned();
         let report = (input.verifier)(&program, &cfg, &input.cancel);
         if input.cancel.is_cancelled() {

@@ -28,7 +28,7 @@ use crate::ir::{BinOp, Expr, VarId, VarKind};
 use crate::properties::PropertyKey;
 use crate::report::build;
 use crate::report::outcome::{Decision, Outcome};
-use crate::report::{InvariantSource, Stats, TraceStep, UnknownReason};
+use crate::report::{Confirmation, InvariantSource, Stats, TraceStep, UnknownReason};
 use crate::smt::path::{check_blocks, check_path, BlocksResult, PathResult};
 
 type Cegar<'p> = CompositeCpa<'p, CombinedCpa<'p>>;
@@ -196,7 +196,7 @@ impl<'p> Refiner<Cegar<'p>> for CombinedRefiner<'p, '_> {
         };
         match settled {
             Settled::Violation(trace) => {
-                self.decisions.insert(key, Decision::Violated(trace, Vec::new()));
+                self.decisions.insert(key, Decision::Violated(trace, Vec::new(), Confirmation::PathCheck));
                 cpa.decide(key);
             }
             Settled::Blocked(reason) => {

@@ -1,10 +1,11 @@
 //! The server's settings (section `cpals` of `workspace/configuration`, also accepted as
 //! `initializationOptions.settings`): analysis, trigger, debounce, timeout per file, worker
-//! count, data model. Every setting applies to the next job without a restart.
+//! count, data model, native execution. Every setting applies to the next job without a restart.
 
 use std::time::Duration;
 
 use analysis_engine::cfa::DataModel;
+use analysis_engine::config::NativeExecution;
 use analysis_engine::Analysis;
 use serde_json::Value;
 
@@ -32,6 +33,8 @@ pub struct Settings {
     pub data_model: DataModel,
     /// Show proved properties as Information (`true`) or Hint (`false`, the default).
     pub proved_as_information: bool,
+    /// Whether long counterexamples may be confirmed by running the program in the sandbox.
+    pub native: NativeExecution,
 }
 
 impl Default for Settings {
@@ -45,6 +48,7 @@ impl Default for Settings {
             workers: cores.clamp(1, 4),
             data_model: DataModel::Lp64,
             proved_as_information: false,
+            native: NativeExecution::Sandboxed,
         }
     }
 }
@@ -99,6 +103,11 @@ impl Settings {
                     Some("information") => s.proved_as_information = true,
                     _ => bad(&mut errors, "expected \"hint\" or \"information\""),
                 },
+                "nativeExecution" => match val.as_str() {
+                    Some("sandboxed") => s.native = NativeExecution::Sandboxed,
+                    Some("off") => s.native = NativeExecution::Off,
+                    _ => bad(&mut errors, "expected \"sandboxed\" or \"off\""),
+                },
                 _ => errors.push(format!("unknown setting `cpals.{key}`")),
             }
         }
@@ -107,7 +116,7 @@ impl Settings {
 
     /// What a verification result depends on (part of the cache key).
     pub fn fingerprint(&self) -> String {
-        format!("{}|{}|{}ms", self.analysis.name(), self.data_model.name(), self.timeout.as_millis())
+        format!("{}|{}|{}ms|native:{:?}", self.analysis.name(), self.data_model.name(), self.timeout.as_millis(), self.native)
     }
 }
 
@@ -120,15 +129,17 @@ mod tests {
     fn settings_update_and_reject_bad_values() {
         let base = Settings::default();
         let (s, errs) =
-            base.updated(&json!({"trigger": "onChange", "debounceMs": 0, "workers": 3, "timeoutSeconds": 2.5, "dataModel": "ILP32"}));
+            base.updated(&json!({"trigger": "onChange", "debounceMs": 0, "workers": 3, "timeoutSeconds": 2.5, "dataModel": "ILP32", "nativeExecution": "off"}));
         assert!(errs.is_empty(), "{errs:?}");
+        assert_eq!(s.native, NativeExecution::Off);
+        assert_ne!(s.fingerprint(), base.fingerprint(), "results computed without native runs are not reused with them");
         assert_eq!(s.trigger, Trigger::OnChange);
         assert_eq!(s.debounce, Duration::ZERO);
         assert_eq!(s.workers, 3);
         assert_eq!(s.timeout, Duration::from_millis(2500));
         assert_eq!(s.data_model, DataModel::Ilp32);
-        let (t, errs) = s.updated(&json!({"trigger": "sometimes", "workers": 0, "colour": 1, "analysis": null}));
-        assert_eq!(errs.len(), 3, "{errs:?}");
+        let (t, errs) = s.updated(&json!({"trigger": "sometimes", "workers": 0, "colour": 1, "analysis": null, "nativeExecution": "yes"}));
+        assert_eq!(errs.len(), 4, "{errs:?}");
         assert_eq!(t, s, "invalid values keep the previous ones");
         // An empty Lua table arrives as `[]`: no settings, no error; other arrays are errors.
         assert_eq!(s.updated(&json!([])), (s.clone(), vec![]));
