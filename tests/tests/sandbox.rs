@@ -1,7 +1,7 @@
 //! The sandbox of native runs (issue 24): the escape routes of a crafted C file (an asm label
 //! renaming `printf` to `system`, a constructor, a raw `syscall`) create nothing when cpals runs
 //! the program through `check`, `replay` or an editor; a native run ends with its job (an edit,
-//! a shutdown, cpals killed) and leaves no temporary files.
+//! the cancel command, a shutdown, cpals killed) and leaves no temporary files.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -219,7 +219,15 @@ async fn a_native_run_ends_with_its_job_in_the_editor() {
     let took = gone_within(native, Instant::now());
     assert!(took < Duration::from_millis(100), "the native run outlived an edit by {took:?}");
 
-    // The edited file is verified again; a shutdown ends that run.
+    // The edited file is verified again; the cancel command ends that run.
+    let native = tokio::task::spawn_blocking(move || wait_for_native_run(pid)).await.unwrap();
+    let cancel = Instant::now();
+    c.call("workspace/executeCommand", json!({"command": "cpals.cancel", "arguments": [uri]})).await;
+    let took = gone_within(native, cancel);
+    assert!(took < Duration::from_millis(100), "the native run outlived a cancel by {took:?}");
+
+    // Verified again on request; a shutdown ends that run.
+    c.call("workspace/executeCommand", json!({"command": "cpals.verifyFile", "arguments": [uri]})).await;
     let native = tokio::task::spawn_blocking(move || wait_for_native_run(pid)).await.unwrap();
     let shutdown = Instant::now();
     c.shutdown().await;
