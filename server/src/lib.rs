@@ -1,6 +1,6 @@
 //! The `cpals` library behind the binary: the command-line verifier (`cli`, `json`), the
 //! evidence it writes for users and tools (`evidence`: inputs and executable harnesses,
-//! `witness`: SV-COMP witnesses, `html`: the report page), the language server (`lsp`), and
+//! `witness`: SV-COMP witnesses, `html`: the report page, `sarif`: results for CI), the language server (`lsp`), and
 //! what all of them say about a verdict (`messages`: sentences and exit codes). Tests drive
 //! the language server in-process through [`lsp::service`]; the benchmarks and the test
 //! client are in the `xtask` and `lsp-test-client` crates.
@@ -11,5 +11,6 @@ pub mod html;
 pub mod json;
 pub mod lsp;
 pub mod messages;
+pub mod sarif;
 pub mod witness;
 pub mod yaml;
