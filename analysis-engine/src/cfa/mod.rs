@@ -341,8 +341,100 @@ impl Program {
         }
     }
 
-    /// Functions that can call themselves, directly or through others.
+    /// Functions that can call themselves, directly or through others, in increasing order:
+    /// those that call themselves and those in a cycle of the call graph (a strongly
+    /// connected component of more than one function). Linear in the size of the call graph
+    /// (Tarjan's algorithm, iterative: a long call chain must not overflow the stack).
     pub fn recursive_functions(&self) -> Vec<FuncId> {
-        self.func_ids().filter(|&f| self.cfa(f).callees().into_iter().any(|g| self.reachable_functions(g).contains(&f))).collect()
+        let n = self.functions.len();
+        let callees: Vec<Vec<FuncId>> = self.func_ids().map(|f| self.cfa(f).callees()).collect();
+        const UNVISITED: u32 = u32::MAX;
+        let mut index = vec![UNVISITED; n];
+        let mut low = vec![0u32; n];
+        let mut on_stack = vec![false; n];
+        let mut component: Vec<usize> = Vec::new();
+        let mut recursive = vec![false; n];
+        let mut next_index = 0u32;
+        // The depth-first path: a function and how many of its callees it has visited.
+        let mut path: Vec<(usize, usize)> = Vec::new();
+        for root in 0..n {
+            if index[root] != UNVISITED {
+                continue;
+            }
+            index[root] = next_index;
+            low[root] = next_index;
+            next_index += 1;
+            component.push(root);
+            on_stack[root] = true;
+            path.push((root, 0));
+            while let Some(&mut (f, ref mut done)) = path.last_mut() {
+                if let Some(&g) = callees[f].get(*done) {
+                    *done += 1;
+                    let g = g.0 as usize;
+                    if index[g] == UNVISITED {
+                        index[g] = next_index;
+                        low[g] = next_index;
+                        next_index += 1;
+                        component.push(g);
+                        on_stack[g] = true;
+                        path.push((g, 0));
+                    } else if on_stack[g] {
+                        low[f] = low[f].min(index[g]);
+                    }
+                    continue;
+                }
+                path.pop();
+                if let Some(&(caller, _)) = path.last() {
+                    low[caller] = low[caller].min(low[f]);
+                }
+                if low[f] == index[f] {
+                    let first = component.iter().rposition(|&g| g == f).expect("f is on the stack");
+                    let members = component.split_off(first);
+                    let cycle = members.len() > 1;
+                    for g in members {
+                        on_stack[g] = false;
+                        recursive[g] = cycle || callees[g].contains(&FuncId(g as u32));
+                    }
+                }
+            }
+        }
+        self.func_ids().filter(|f| recursive[f.0 as usize]).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::frontend::SourceInput;
+
+    fn recursive_names(src: &str) -> Vec<String> {
+        let input = SourceInput { path: "rec.i".into(), text: src.to_string() };
+        let p = crate::load(&input, super::DataModel::Lp64).expect("loads");
+        p.recursive_functions().into_iter().map(|f| p.func(f).name.clone()).collect()
+    }
+
+    #[test]
+    fn recursive_functions_are_self_calls_and_call_cycles() {
+        // `self_call` calls itself; `ping` and `pong` call each other; `chain` only calls into
+        // the cycle and `leaf` calls nothing: neither is recursive.
+        let src = "int leaf(int x) { return x; }\n\
+                   int self_call(int x) { return x > 0 ? self_call(x - 1) : leaf(x); }\n\
+                   int pong(int x);\n\
+                   int ping(int x) { return x > 0 ? pong(x - 1) : 0; }\n\
+                   int pong(int x) { return ping(x) + leaf(x); }\n\
+                   int chain(int x) { return ping(x) + self_call(x); }\n\
+                   int main(void) { return chain(3); }\n";
+        assert_eq!(recursive_names(src), vec!["self_call", "ping", "pong"]);
+    }
+
+    #[test]
+    fn a_long_call_chain_is_not_recursive() {
+        // 20,000 functions, each calling the previous one: no cycle, and deep enough that a
+        // recursive depth-first search would need a very large stack.
+        let mut src = String::from("int f0(int x) { return x; }\n");
+        for k in 1..20_000 {
+            src.push_str(&format!("int f{k}(int x) {{ return f{}(x) + 1; }}\n", k - 1));
+        }
+        src.push_str("int main(void) { return f19999(0); }\n");
+        assert!(recursive_names(&src).is_empty());
     }
 }

@@ -76,7 +76,7 @@ impl Facts {
         let rec = p.recursive_functions();
         Facts {
             loops: p.func_ids().map(|f| crate::analyses::template::loops::analyse(p, p.cfa(f))).collect(),
-            recursive: p.func_ids().map(|f| rec.contains(&f)).collect(),
+            recursive: p.func_ids().map(|f| rec.binary_search(&f).is_ok()).collect(),
             mods: Arc::new(block::modified_by(p)),
             sources: p.func_ids().map(|f| templates::source_forms(p, p.cfa(f))).collect(),
         }
