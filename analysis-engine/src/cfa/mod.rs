@@ -341,43 +341,44 @@ impl Program {
         }
     }
 
-    /// Functions that can call themselves, directly or through others, in increasing order:
-    /// those that call themselves and those in a cycle of the call graph (a strongly
-    /// connected component of more than one function). Linear in the size of the call graph
-    /// (Tarjan's algorithm, iterative: a long call chain must not overflow the stack).
-    pub fn recursive_functions(&self) -> Vec<FuncId> {
+    /// The strongly connected components of the call graph, callees first: every function a
+    /// component calls outside itself lies in an earlier component. Linear in the size of the
+    /// call graph (Tarjan's algorithm, iterative: a long call chain must not overflow the
+    /// stack); deterministic (functions and callees in increasing order).
+    pub fn call_graph_components(&self) -> Vec<Vec<FuncId>> {
         let n = self.functions.len();
         let callees: Vec<Vec<FuncId>> = self.func_ids().map(|f| self.cfa(f).callees()).collect();
         const UNVISITED: u32 = u32::MAX;
         let mut index = vec![UNVISITED; n];
         let mut low = vec![0u32; n];
         let mut on_stack = vec![false; n];
-        let mut component: Vec<usize> = Vec::new();
-        let mut recursive = vec![false; n];
+        let mut stack: Vec<FuncId> = Vec::new();
+        let mut components = Vec::new();
         let mut next_index = 0u32;
         // The depth-first path: a function and how many of its callees it has visited.
         let mut path: Vec<(usize, usize)> = Vec::new();
+        macro_rules! enter {
+            ($f:expr) => {{
+                let f: usize = $f;
+                index[f] = next_index;
+                low[f] = next_index;
+                next_index += 1;
+                stack.push(FuncId(f as u32));
+                on_stack[f] = true;
+                path.push((f, 0));
+            }};
+        }
         for root in 0..n {
             if index[root] != UNVISITED {
                 continue;
             }
-            index[root] = next_index;
-            low[root] = next_index;
-            next_index += 1;
-            component.push(root);
-            on_stack[root] = true;
-            path.push((root, 0));
+            enter!(root);
             while let Some(&mut (f, ref mut done)) = path.last_mut() {
                 if let Some(&g) = callees[f].get(*done) {
                     *done += 1;
                     let g = g.0 as usize;
                     if index[g] == UNVISITED {
-                        index[g] = next_index;
-                        low[g] = next_index;
-                        next_index += 1;
-                        component.push(g);
-                        on_stack[g] = true;
-                        path.push((g, 0));
+                        enter!(g);
                     } else if on_stack[g] {
                         low[f] = low[f].min(index[g]);
                     }
@@ -388,17 +389,33 @@ impl Program {
                     low[caller] = low[caller].min(low[f]);
                 }
                 if low[f] == index[f] {
-                    let first = component.iter().rposition(|&g| g == f).expect("f is on the stack");
-                    let members = component.split_off(first);
-                    let cycle = members.len() > 1;
-                    for g in members {
-                        on_stack[g] = false;
-                        recursive[g] = cycle || callees[g].contains(&FuncId(g as u32));
+                    let first = stack.iter().rposition(|g| g.0 as usize == f).expect("f is on the stack");
+                    let mut members = stack.split_off(first);
+                    for g in &members {
+                        on_stack[g.0 as usize] = false;
                     }
+                    members.sort();
+                    components.push(members);
                 }
             }
         }
-        self.func_ids().filter(|f| recursive[f.0 as usize]).collect()
+        components
+    }
+
+    /// Functions that can call themselves, directly or through others, in increasing order:
+    /// those that call themselves and those in a cycle of the call graph (a component of
+    /// [`Program::call_graph_components`] with more than one function).
+    pub fn recursive_functions(&self) -> Vec<FuncId> {
+        let mut out: Vec<FuncId> = Vec::new();
+        for c in self.call_graph_components() {
+            if c.len() > 1 {
+                out.extend(c);
+            } else if self.cfa(c[0]).callees().contains(&c[0]) {
+                out.push(c[0]);
+            }
+        }
+        out.sort();
+        out
     }
 }
 

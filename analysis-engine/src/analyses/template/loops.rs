@@ -5,9 +5,10 @@
 //! Synthesis").
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::OnceLock;
 
 use crate::cfa::{Cfa, EdgeKind, NodeId, Program};
-use crate::ir::{Expr, LValue, Stmt, VarId, VarKind};
+use crate::ir::{Expr, FuncId, LValue, Stmt, VarId, VarKind};
 
 /// Loop facts of one function.
 #[derive(Clone, Debug, Default)]
@@ -20,6 +21,25 @@ pub struct FuncLoops {
     pub live: Vec<BTreeSet<VarId>>,
     /// Variables written anywhere in the loop of each head.
     pub written: BTreeMap<NodeId, BTreeSet<VarId>>,
+}
+
+/// The loops of every function of a program, each function's computed when first asked
+/// for: an analysis enters only the functions reachable from its start, and computing all of
+/// them up front cost time and memory quadratic in the number of functions (every scalar
+/// global is live at every node).
+pub struct ProgramLoops {
+    per_function: Vec<OnceLock<FuncLoops>>,
+}
+
+impl ProgramLoops {
+    pub fn new(p: &Program) -> ProgramLoops {
+        ProgramLoops { per_function: p.func_ids().map(|_| OnceLock::new()).collect() }
+    }
+
+    /// The loops of `f`, a function of `p` (the program this was made for).
+    pub fn of(&self, p: &Program, f: FuncId) -> &FuncLoops {
+        self.per_function[f.0 as usize].get_or_init(|| analyse(p, p.cfa(f)))
+    }
 }
 
 impl FuncLoops {
