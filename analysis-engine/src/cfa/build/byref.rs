@@ -270,8 +270,7 @@ pub fn by_reference_params(unit: &TranslationUnit) -> ByRef {
     let index: HashMap<String, usize> = defs.iter().enumerate().map(|(i, d)| (d.name.clone(), i)).collect();
     // A function whose name is used other than as a direct callee may be called through a
     // pointer, with any argument.
-    let used_anywhere: HashSet<&str> =
-        file_scope.used.iter().chain(defs.iter().flat_map(|d| &d.facts.used)).map(String::as_str).collect();
+    let used_anywhere: HashSet<&str> = file_scope.used.iter().chain(defs.iter().flat_map(|d| &d.facts.used)).map(String::as_str).collect();
     let escaped_fn = |n: &str| used_anywhere.contains(n);
     for d in &defs {
         if d.name == "main" || escaped_fn(&d.name) {
