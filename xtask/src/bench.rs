@@ -181,7 +181,7 @@ fn process_cpu(pid: libc::pid_t) -> Option<f64> {
 /// Runs one child process; returns its output with CPU time and peak memory from `wait4`.
 /// The child is killed once it has used `cpu_limit` seconds of CPU time, or after
 /// `wall_limit` (a safety net for a child that stops making progress).
-fn run_child(mut cmd: Command, cpu_limit: f64, wall_limit: Duration) -> (String, f64, f64, u64, bool) {
+pub(crate) fn run_child(mut cmd: Command, cpu_limit: f64, wall_limit: Duration) -> (String, f64, f64, u64, bool) {
     let start = Instant::now();
     let child = match cmd.stdout(Stdio::piped()).stderr(Stdio::null()).spawn() {
         Ok(c) => c,

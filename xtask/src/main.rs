@@ -1,6 +1,7 @@
 //! Developer tasks of cpals, outside the product: the benchmark runner (`xtask bench DIR`,
-//! which runs `cpals check` on every task of a folder) and the language server's latency
-//! benchmark (`xtask lsp-bench`, which talks to `cpals lsp`). Both run a built `cpals`
+//! which runs `cpals check` on every task of a folder), the language server's latency
+//! benchmark (`xtask lsp-bench`, which talks to `cpals lsp`) and the loading benchmark
+//! (`xtask load-bench`, files of thousands of functions). They run a built `cpals`
 //! binary, by default the one beside this program in the same target folder:
 //!
 //! ```text
@@ -10,6 +11,7 @@
 //! (`cargo xtask …` is the same, see `.cargo/config.toml`).
 
 mod bench;
+mod load_bench;
 mod lsp_bench;
 mod soundness;
 
@@ -32,6 +34,9 @@ enum Task {
     /// Replays edits against the language server and prints its latencies, cache hit rate and
     /// memory.
     LspBench(lsp_bench::LspBenchArgs),
+    /// Measures `cpals check` (wall time, peak memory) on generated files of 1,000 to 10,000
+    /// functions: loading must stay linear in the number of functions.
+    LoadBench(load_bench::LoadBenchArgs),
     /// Checks Csmith's random programs against gcc's checksums (a soundness campaign).
     Soundness(soundness::SoundnessArgs),
 }
@@ -41,6 +46,7 @@ fn main() {
         Ok(x) => match x.command {
             Task::Bench(args) => bench::run(&args),
             Task::LspBench(args) => lsp_bench::run(&args),
+            Task::LoadBench(args) => load_bench::run(&args),
             Task::Soundness(args) => soundness::run_campaign(&args),
         },
         Err(e) => {

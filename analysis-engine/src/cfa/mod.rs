@@ -341,8 +341,117 @@ impl Program {
         }
     }
 
-    /// Functions that can call themselves, directly or through others.
+    /// The strongly connected components of the call graph, callees first: every function a
+    /// component calls outside itself lies in an earlier component. Linear in the size of the
+    /// call graph (Tarjan's algorithm, iterative: a long call chain must not overflow the
+    /// stack); deterministic (functions and callees in increasing order).
+    pub fn call_graph_components(&self) -> Vec<Vec<FuncId>> {
+        let n = self.functions.len();
+        let callees: Vec<Vec<FuncId>> = self.func_ids().map(|f| self.cfa(f).callees()).collect();
+        const UNVISITED: u32 = u32::MAX;
+        let mut index = vec![UNVISITED; n];
+        let mut low = vec![0u32; n];
+        let mut on_stack = vec![false; n];
+        let mut stack: Vec<FuncId> = Vec::new();
+        let mut components = Vec::new();
+        let mut next_index = 0u32;
+        // The depth-first path: a function and how many of its callees it has visited.
+        let mut path: Vec<(usize, usize)> = Vec::new();
+        macro_rules! enter {
+            ($f:expr) => {{
+                let f: usize = $f;
+                index[f] = next_index;
+                low[f] = next_index;
+                next_index += 1;
+                stack.push(FuncId(f as u32));
+                on_stack[f] = true;
+                path.push((f, 0));
+            }};
+        }
+        for root in 0..n {
+            if index[root] != UNVISITED {
+                continue;
+            }
+            enter!(root);
+            while let Some(&mut (f, ref mut done)) = path.last_mut() {
+                if let Some(&g) = callees[f].get(*done) {
+                    *done += 1;
+                    let g = g.0 as usize;
+                    if index[g] == UNVISITED {
+                        enter!(g);
+                    } else if on_stack[g] {
+                        low[f] = low[f].min(index[g]);
+                    }
+                    continue;
+                }
+                path.pop();
+                if let Some(&(caller, _)) = path.last() {
+                    low[caller] = low[caller].min(low[f]);
+                }
+                if low[f] == index[f] {
+                    let first = stack.iter().rposition(|g| g.0 as usize == f).expect("f is on the stack");
+                    let mut members = stack.split_off(first);
+                    for g in &members {
+                        on_stack[g.0 as usize] = false;
+                    }
+                    members.sort();
+                    components.push(members);
+                }
+            }
+        }
+        components
+    }
+
+    /// Functions that can call themselves, directly or through others, in increasing order:
+    /// those that call themselves and those in a cycle of the call graph (a component of
+    /// [`Program::call_graph_components`] with more than one function).
     pub fn recursive_functions(&self) -> Vec<FuncId> {
-        self.func_ids().filter(|&f| self.cfa(f).callees().into_iter().any(|g| self.reachable_functions(g).contains(&f))).collect()
+        let mut out: Vec<FuncId> = Vec::new();
+        for c in self.call_graph_components() {
+            if c.len() > 1 {
+                out.extend(c);
+            } else if self.cfa(c[0]).callees().contains(&c[0]) {
+                out.push(c[0]);
+            }
+        }
+        out.sort();
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::frontend::SourceInput;
+
+    fn recursive_names(src: &str) -> Vec<String> {
+        let input = SourceInput { path: "rec.i".into(), text: src.to_string() };
+        let p = crate::load(&input, super::DataModel::Lp64).expect("loads");
+        p.recursive_functions().into_iter().map(|f| p.func(f).name.clone()).collect()
+    }
+
+    #[test]
+    fn recursive_functions_are_self_calls_and_call_cycles() {
+        // `self_call` calls itself; `ping` and `pong` call each other; `chain` only calls into
+        // the cycle and `leaf` calls nothing: neither is recursive.
+        let src = "int leaf(int x) { return x; }\n\
+                   int self_call(int x) { return x > 0 ? self_call(x - 1) : leaf(x); }\n\
+                   int pong(int x);\n\
+                   int ping(int x) { return x > 0 ? pong(x - 1) : 0; }\n\
+                   int pong(int x) { return ping(x) + leaf(x); }\n\
+                   int chain(int x) { return ping(x) + self_call(x); }\n\
+                   int main(void) { return chain(3); }\n";
+        assert_eq!(recursive_names(src), vec!["self_call", "ping", "pong"]);
+    }
+
+    #[test]
+    fn a_long_call_chain_is_not_recursive() {
+        // 20,000 functions, each calling the previous one: no cycle, and deep enough that a
+        // recursive depth-first search would need a very large stack.
+        let mut src = String::from("int f0(int x) { return x; }\n");
+        for k in 1..20_000 {
+            src.push_str(&format!("int f{k}(int x) {{ return f{}(x) + 1; }}\n", k - 1));
+        }
+        src.push_str("int main(void) { return f19999(0); }\n");
+        assert!(recursive_names(&src).is_empty());
     }
 }

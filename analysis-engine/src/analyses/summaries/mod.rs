@@ -688,5 +688,5 @@ fn refine_dag(
 /// True if the program has a recursive function reachable from its start.
 pub fn has_recursion(p: &Program) -> bool {
     let reach = p.reachable_functions(p.start);
-    p.recursive_functions().iter().any(|f| reach.contains(f))
+    p.recursive_functions().iter().any(|f| reach.binary_search(f).is_ok())
 }

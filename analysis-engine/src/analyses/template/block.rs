@@ -16,7 +16,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::analyses::callstack::CallStack;
-use crate::analyses::template::loops::FuncLoops;
+use crate::analyses::template::loops::ProgramLoops;
 use crate::cfa::{EdgeId, EdgeKind, NodeId, Program};
 use crate::core::Op;
 use crate::ir::{FuncId, LValue, Stmt, VarId};
@@ -105,7 +105,7 @@ impl BlockGraph {
 /// What the walk needs to know about the program.
 pub struct WalkCtx<'a> {
     pub program: &'a Program,
-    pub loops: &'a [FuncLoops],
+    pub loops: &'a ProgramLoops,
     pub recursive: &'a [bool],
     pub blocks: Blocks,
     pub unroll_depth: u8,
@@ -131,7 +131,7 @@ impl<'a> WalkCtx<'a> {
 
     /// Keeps the unrolling entries of the loops that contain a position of frame `depth`.
     fn filter(&self, unroll: &mut Vec<(u32, NodeId, u8)>, depth: u32, func: FuncId, node: NodeId) {
-        let l = &self.loops[func.0 as usize];
+        let l = self.loops.of(self.program, func);
         unroll.retain(|&(d, h, _)| d < depth || (d == depth && l.in_loop(h, node)));
     }
 
@@ -425,13 +425,22 @@ pub fn modified_by(p: &Program) -> Vec<BTreeSet<VarId>> {
         out.extend(p.escaped.iter().copied());
         direct.push(out);
     }
-    p.func_ids()
-        .map(|f| {
-            let mut all = BTreeSet::new();
-            for g in p.reachable_functions(f) {
-                all.extend(direct[g.0 as usize].iter().copied());
+    // Callees first: a component's set is its members' own writes plus the sets of the
+    // components it calls, already complete (one union per call, not a search per function).
+    let mut all: Vec<BTreeSet<VarId>> = vec![BTreeSet::new(); p.functions.len()];
+    for component in p.call_graph_components() {
+        let mut set = BTreeSet::new();
+        for &f in &component {
+            set.extend(direct[f.0 as usize].iter().copied());
+            for g in p.cfa(f).callees() {
+                if component.binary_search(&g).is_err() {
+                    set.extend(all[g.0 as usize].iter().copied());
+                }
             }
-            all
-        })
-        .collect()
+        }
+        for &f in &component {
+            all[f.0 as usize] = set.clone();
+        }
+    }
+    all
 }

@@ -5,9 +5,12 @@
 //! Synthesis").
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::OnceLock;
+
+use imbl::OrdSet;
 
 use crate::cfa::{Cfa, EdgeKind, NodeId, Program};
-use crate::ir::{Expr, LValue, Stmt, VarId, VarKind};
+use crate::ir::{Expr, FuncId, LValue, Stmt, VarId, VarKind};
 
 /// Loop facts of one function.
 #[derive(Clone, Debug, Default)]
@@ -17,9 +20,28 @@ pub struct FuncLoops {
     /// Number of loops containing each node.
     pub depth: Vec<u32>,
     /// Scalar variables live at each node (read later before being written).
-    pub live: Vec<BTreeSet<VarId>>,
+    pub live: Vec<OrdSet<VarId>>,
     /// Variables written anywhere in the loop of each head.
     pub written: BTreeMap<NodeId, BTreeSet<VarId>>,
+}
+
+/// The loops of every function of a program, each function's computed when first asked
+/// for: an analysis enters only the functions reachable from its start, and computing all of
+/// them up front cost time and memory quadratic in the number of functions (every scalar
+/// global is live at every node).
+pub struct ProgramLoops {
+    per_function: Vec<OnceLock<FuncLoops>>,
+}
+
+impl ProgramLoops {
+    pub fn new(p: &Program) -> ProgramLoops {
+        ProgramLoops { per_function: p.func_ids().map(|_| OnceLock::new()).collect() }
+    }
+
+    /// The loops of `f`, a function of `p` (the program this was made for).
+    pub fn of(&self, p: &Program, f: FuncId) -> &FuncLoops {
+        self.per_function[f.0 as usize].get_or_init(|| analyse(p, p.cfa(f)))
+    }
 }
 
 impl FuncLoops {
@@ -184,20 +206,27 @@ pub fn edge_defs(p: &Program, k: &EdgeKind, out: &mut BTreeSet<VarId>) {
 
 /// Backward liveness of scalar variables. Globals and escaped variables are live wherever a
 /// call or the function's exit may still read them.
-fn liveness(p: &Program, cfa: &Cfa) -> Vec<BTreeSet<VarId>> {
+///
+/// The sets are persistent (`imbl`): a node's set shares its structure with its successors'
+/// and differs from them by the few variables the edge kills or reads. With plain sets every
+/// node held its own copy of the live globals, quadratic in the number of globals for the
+/// start function, which initialises each of them.
+fn liveness(p: &Program, cfa: &Cfa) -> Vec<OrdSet<VarId>> {
     let n = cfa.nodes.len();
-    let globals: BTreeSet<VarId> = (0..p.globals.len()).map(VarId::global).filter(|&v| is_scalar(p, v)).collect();
-    let mut live: Vec<BTreeSet<VarId>> = vec![BTreeSet::new(); n];
+    let globals: OrdSet<VarId> = (0..p.globals.len()).map(VarId::global).filter(|&v| is_scalar(p, v)).collect();
+    let mut live: Vec<OrdSet<VarId>> = vec![OrdSet::new(); n];
     let mut order: Vec<NodeId> = cfa.node_ids().collect();
     order.sort_by_key(|&x| std::cmp::Reverse(cfa.node(x).rpo));
     let mut changed = true;
     while changed {
         changed = false;
         for &x in &order {
-            let mut out: BTreeSet<VarId> = BTreeSet::new();
+            let mut out: OrdSet<VarId> = OrdSet::new();
             if x == cfa.exit {
-                out.extend(globals.iter().copied());
-                out.extend(cfa.ret.iter().copied());
+                out = union(out, globals.clone());
+                for &v in &cfa.ret {
+                    insert(&mut out, v);
+                }
             }
             for &eid in &cfa.node(x).out {
                 let e = cfa.edge(eid);
@@ -209,14 +238,14 @@ fn liveness(p: &Program, cfa: &Cfa) -> Vec<BTreeSet<VarId>> {
                     EdgeKind::Statement(s) | EdgeKind::Declaration(s) => match s {
                         Stmt::Assign(l, rhs) => {
                             if let LValue::Var(v) = l {
-                                after.remove(v);
+                                remove(&mut after, v);
                             }
                             lvalue_uses(l, &mut used);
                             uses(rhs, &mut used);
                         }
                         Stmt::Input { lhs, .. } => {
                             if let LValue::Var(v) = lhs {
-                                after.remove(v);
+                                remove(&mut after, v);
                             }
                             lvalue_uses(lhs, &mut used);
                         }
@@ -230,18 +259,21 @@ fn liveness(p: &Program, cfa: &Cfa) -> Vec<BTreeSet<VarId>> {
                     EdgeKind::CallSummary(c) => {
                         for l in &c.ret {
                             if let LValue::Var(v) = l {
-                                after.remove(v);
+                                remove(&mut after, v);
                             }
                             lvalue_uses(l, &mut used);
                         }
                         for a in &c.args {
                             uses(a, &mut used);
                         }
-                        used.extend(globals.iter().copied());
+                        // Every global is scalar-checked already.
+                        after = union(after, globals.clone());
                     }
                 }
-                out.extend(after);
-                out.extend(used.into_iter().filter(|&v| is_scalar(p, v)));
+                out = union(out, after);
+                for v in used.into_iter().filter(|&v| is_scalar(p, v)) {
+                    insert(&mut out, v);
+                }
             }
             if out != live[x.0 as usize] {
                 live[x.0 as usize] = out;
@@ -250,4 +282,30 @@ fn liveness(p: &Program, cfa: &Cfa) -> Vec<BTreeSet<VarId>> {
         }
     }
     live
+}
+
+/// `a ∪ b`, keeping the larger set's structure (the smaller one's new elements are inserted).
+fn union(a: OrdSet<VarId>, b: OrdSet<VarId>) -> OrdSet<VarId> {
+    if a.ptr_eq(&b) {
+        return a;
+    }
+    let (mut large, small) = if a.len() >= b.len() { (a, b) } else { (b, a) };
+    for v in small {
+        insert(&mut large, v);
+    }
+    large
+}
+
+/// Inserts `v` unless present (a persistent set copies the path to `v` even to replace it).
+fn insert(set: &mut OrdSet<VarId>, v: VarId) {
+    if !set.contains(&v) {
+        set.insert(v);
+    }
+}
+
+/// Removes `v` if present.
+fn remove(set: &mut OrdSet<VarId>, v: &VarId) {
+    if set.contains(v) {
+        set.remove(v);
+    }
 }

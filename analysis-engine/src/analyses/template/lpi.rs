@@ -21,10 +21,10 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::analyses::template::block::{self, BlockGraph, Blocks, PointKey, WalkCtx};
-use crate::analyses::template::loops::FuncLoops;
+use crate::analyses::template::loops::ProgramLoops;
 use crate::analyses::template::optimize::{AbsOutcome, LpiSmt, MaxOutcome, VdBound, VdInstance, VdProblem};
 use crate::analyses::template::state::{AbsId, Abstracted, Conj, Entry, PointId, Policy};
 use crate::analyses::template::templates::{self, Families, LinearForm};
@@ -65,21 +65,26 @@ pub struct LpiStats {
 
 /// Program facts shared by every configuration.
 pub struct Facts {
-    pub loops: Vec<FuncLoops>,
+    pub loops: ProgramLoops,
     pub recursive: Vec<bool>,
     pub mods: Arc<Vec<BTreeSet<VarId>>>,
-    pub sources: Vec<BTreeSet<LinearForm>>,
+    /// Linear forms of each function's source, computed on first use (like the loops).
+    sources: Vec<OnceLock<BTreeSet<LinearForm>>>,
 }
 
 impl Facts {
     pub fn new(p: &Program) -> Facts {
         let rec = p.recursive_functions();
         Facts {
-            loops: p.func_ids().map(|f| crate::analyses::template::loops::analyse(p, p.cfa(f))).collect(),
-            recursive: p.func_ids().map(|f| rec.contains(&f)).collect(),
+            loops: ProgramLoops::new(p),
+            recursive: p.func_ids().map(|f| rec.binary_search(&f).is_ok()).collect(),
             mods: Arc::new(block::modified_by(p)),
-            sources: p.func_ids().map(|f| templates::source_forms(p, p.cfa(f))).collect(),
+            sources: p.func_ids().map(|_| OnceLock::new()).collect(),
         }
+    }
+
+    pub fn sources(&self, p: &Program, f: FuncId) -> &BTreeSet<LinearForm> {
+        self.sources[f.0 as usize].get_or_init(|| templates::source_forms(p, p.cfa(f)))
     }
 }
 
@@ -157,7 +162,7 @@ impl<'p> Lpi<'p> {
         if let Some(t) = self.template_cache.get(&(func, node)) {
             return t.clone();
         }
-        let l = &self.facts.loops[func.0 as usize];
+        let l = self.facts.loops.of(self.p, func);
         let vars: Vec<VarId> = l.live[node.0 as usize].iter().copied().filter(|&v| templates::templatable(self.p, v)).collect();
         let mut written = BTreeSet::new();
         for (h, body) in &l.body {
@@ -168,7 +173,7 @@ impl<'p> Lpi<'p> {
             }
         }
         let fam: Families = self.step.families;
-        let ts = templates::synthesize(self.p, &fam, &vars, &written, &self.facts.sources[func.0 as usize]);
+        let ts = templates::synthesize(self.p, &fam, &vars, &written, self.facts.sources(self.p, func));
         let out = (Arc::new(ts), Arc::new(vars));
         self.template_cache.insert((func, node), out.clone());
         out
@@ -181,10 +186,10 @@ impl<'p> Lpi<'p> {
         let sites: Vec<_> = key.stack.sites().collect();
         for &(f, e) in sites.iter().rev() {
             let src = p.cfa(f).edge(e).src;
-            depth += self.facts.loops[f.0 as usize].depth[src.0 as usize];
+            depth += self.facts.loops.of(p, f).depth[src.0 as usize];
             path.push(p.cfa(f).node(src).rpo);
         }
-        depth += self.facts.loops[key.func.0 as usize].depth[key.node.0 as usize];
+        depth += self.facts.loops.of(p, key.func).depth[key.node.0 as usize];
         path.push(p.cfa(key.func).node(key.node).rpo);
         (Reverse(depth), path, key.unroll.iter().map(|u| u.2).collect())
     }

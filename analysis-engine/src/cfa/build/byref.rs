@@ -195,7 +195,10 @@ fn names_struct(specs: &[lang_c::span::Node<DeclarationSpecifier>], struct_typed
     })
 }
 
-fn definition(fd: &FunctionDefinition, struct_typedefs: &HashSet<String>, known: &HashSet<String>) -> Option<Def> {
+/// The facts of one definition. `known` holds the functions prototyped so far and gains the
+/// defined function; the visit borrows it (moved in and back, not cloned: a copy per
+/// definition made the pass quadratic in the number of functions).
+fn definition(fd: &FunctionDefinition, struct_typedefs: &HashSet<String>, known: &mut HashSet<String>) -> Option<Def> {
     let fname = name(&fd.declarator.node)?;
     let mut params = Vec::new();
     let mut candidate = Vec::new();
@@ -212,9 +215,10 @@ fn definition(fd: &FunctionDefinition, struct_typedefs: &HashSet<String>, known:
             params.push(pname);
         }
     }
-    let mut facts = Facts { known: known.clone(), ..Facts::default() };
-    facts.known.insert(fname.clone());
+    known.insert(fname.clone());
+    let mut facts = Facts { known: std::mem::take(known), ..Facts::default() };
     facts.visit_statement(&fd.statement.node, &fd.statement.span);
+    *known = std::mem::take(&mut facts.known);
     Some(Def { name: fname, params, candidate, facts })
 }
 
@@ -247,9 +251,8 @@ pub fn by_reference_params(unit: &TranslationUnit) -> ByRef {
                 file_scope.visit_declaration(&d.node, &d.span);
             }
             ExternalDeclaration::FunctionDefinition(fd) => {
-                if let Some(def) = definition(&fd.node, &struct_typedefs, &known) {
+                if let Some(def) = definition(&fd.node, &struct_typedefs, &mut known) {
                     globals.insert(def.name.clone());
-                    known.insert(def.name.clone());
                     defs.push(def);
                 }
             }
@@ -267,7 +270,8 @@ pub fn by_reference_params(unit: &TranslationUnit) -> ByRef {
     let index: HashMap<String, usize> = defs.iter().enumerate().map(|(i, d)| (d.name.clone(), i)).collect();
     // A function whose name is used other than as a direct callee may be called through a
     // pointer, with any argument.
-    let escaped_fn = |n: &str| file_scope.used.contains(n) || defs.iter().any(|d| d.facts.used.contains(n));
+    let used_anywhere: HashSet<&str> = file_scope.used.iter().chain(defs.iter().flat_map(|d| &d.facts.used)).map(String::as_str).collect();
+    let escaped_fn = |n: &str| used_anywhere.contains(n);
     for d in &defs {
         if d.name == "main" || escaped_fn(&d.name) {
             continue;

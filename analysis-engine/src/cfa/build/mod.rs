@@ -262,30 +262,27 @@ fn default_roots(parsed: &Parsed, cx: &ProgCx, functions: &[Function], main: Opt
         }
         called.extend(names);
     }
-    let has_target: Vec<bool> = functions.iter().map(|f| !f.cfa.targets.is_empty()).collect();
+    // A function from which no property is reachable has nothing to verify. Those from which
+    // one is: the functions with a target and, transitively, their callers (one backward
+    // search over the call graph, not a forward one per candidate).
+    let mut callers: Vec<Vec<usize>> = vec![Vec::new(); functions.len()];
+    for (f, func) in functions.iter().enumerate() {
+        for g in func.cfa.callees() {
+            callers[g.0 as usize].push(f);
+        }
+    }
+    let mut reaches_target: Vec<bool> = functions.iter().map(|f| !f.cfa.targets.is_empty()).collect();
+    let mut stack: Vec<usize> = (0..functions.len()).filter(|&f| reaches_target[f]).collect();
+    while let Some(g) = stack.pop() {
+        for &f in &callers[g] {
+            if !std::mem::replace(&mut reaches_target[f], true) {
+                stack.push(f);
+            }
+        }
+    }
     (0..functions.len() as u32)
         .map(FuncId)
-        .filter(|&f| {
-            if Some(f) == main {
-                return true;
-            }
-            if called.contains(&functions[f.0 as usize].name) {
-                return false;
-            }
-            // A function from which no property is reachable has nothing to verify.
-            let mut seen = vec![false; functions.len()];
-            let mut stack = vec![f];
-            while let Some(g) = stack.pop() {
-                if std::mem::replace(&mut seen[g.0 as usize], true) {
-                    continue;
-                }
-                if has_target[g.0 as usize] {
-                    return true;
-                }
-                stack.extend(functions[g.0 as usize].cfa.callees());
-            }
-            false
-        })
+        .filter(|&f| Some(f) == main || (!called.contains(&functions[f.0 as usize].name) && reaches_target[f.0 as usize]))
         .collect()
 }
 
