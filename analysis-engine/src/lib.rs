@@ -21,7 +21,7 @@ pub mod smt;
 
 pub use config::{Analysis, VerifyConfig};
 pub use core::Cancel;
-pub use portfolio::verify;
+pub use portfolio::{unanswered, verify};
 
 use cfa::build::BuildError;
 use cfa::{DataModel, Program};
@@ -69,10 +69,22 @@ pub fn load(input: &SourceInput, model: DataModel) -> Result<Program, LoadError>
 
 /// Like [`load`], for the given properties and entry (`--property`, `--function`).
 pub fn load_with(input: &SourceInput, model: DataModel, opts: &cfa::build::BuildOptions) -> Result<Program, LoadError> {
+    load_within(input, model, opts, &Cancel::new())
+}
+
+/// Like [`load_with`], under a job's token: the preprocessor stops at the token's deadline
+/// (best on the wall clock) or when it is cancelled, with an error that says so.
+pub fn load_within(input: &SourceInput, model: DataModel, opts: &cfa::build::BuildOptions, cancel: &Cancel) -> Result<Program, LoadError> {
     let input = input.clone();
     let opts = opts.clone();
+    let cancel = cancel.clone();
     let worker = std::thread::Builder::new().name("cpals-frontend".into()).stack_size(FRONTEND_STACK).spawn(move || {
-        let parsed = frontend::parse_for(&input, model == DataModel::Ilp32).map_err(LoadError::Frontend)?;
+        let stop = || match cancel.check() {
+            Ok(()) => None,
+            Err(core::Interrupt::Timeout) => Some("the time limit ran out before it finished"),
+            Err(_) => Some("the job was cancelled"),
+        };
+        let parsed = frontend::parse_within(&input, model == DataModel::Ilp32, &stop).map_err(LoadError::Frontend)?;
         let mut program = cfa::build::build_program_with(&parsed, model, &opts).map_err(LoadError::Build)?;
         program.source = std::sync::Arc::from(input.text.as_str());
         Ok(program)

@@ -470,6 +470,84 @@ fn the_preprocessor_is_bounded() {
     }
 }
 
+/// A program whose property holds but needs a polynomial invariant (the sum of the first `n`
+/// cubes): cpals runs until its time limit.
+const LONG_RUNNING: &str = "extern short __VERIFIER_nondet_short(void);
+extern void reach_error(void);
+
+int main(void) {
+  short n = __VERIFIER_nondet_short();
+  if (n < 0 || n > 256) return 0;
+  long long i = 0, s = 0;
+  while (i < n) {
+    i = i + 1;
+    s = s + i * i * i;
+    if (4 * s != i * i * (i + 1) * (i + 1)) reach_error();
+  }
+  return 0;
+}
+";
+
+/// `--timeout` holds whatever the analysis does: a run that does not finish ends with every
+/// open property `unknown` (timeout), as text and as JSON (a watchdog ends it at the limit plus
+/// 2 s if the analysis does not stop itself, e.g. a solver that hangs). The limit is CPU time,
+/// so the wall-clock bound here is generous (the machine may be busy).
+#[test]
+fn a_long_run_ends_at_its_time_limit_with_unknown_verdicts() {
+    let file = temp_file("long_running.c", LONG_RUNNING.as_bytes());
+    let started = Instant::now();
+    let o = cpals(&["check", "--timeout", "2", &file], Duration::from_secs(60));
+    assert!(started.elapsed() < Duration::from_secs(30), "took {:?}", started.elapsed());
+    assert_eq!(o.code, Some(2), "{}{}", o.stdout, o.stderr);
+    assert!(o.stdout.contains(":11:45: unknown: call to reach_error(): timeout"), "{}", o.stdout);
+    assert!(o.stdout.ends_with("Verification result: UNKNOWN\n"), "{}", o.stdout);
+    assert!(!o.stderr.contains("no --timeout given"), "{}", o.stderr);
+
+    let o = cpals(&["check", "--timeout", "2", "--json", &file], Duration::from_secs(60));
+    assert_eq!(o.code, Some(2), "{}", o.stderr);
+    let v: serde_json::Value = serde_json::from_str(&o.stdout).expect("one JSON object");
+    assert_eq!(v["verdict"], "unknown");
+    let props = v["properties"].as_array().expect("properties");
+    assert_eq!(props.len(), 1);
+    assert_eq!(props[0]["verdict"], "unknown");
+    assert_eq!(props[0]["reason"], "timeout");
+}
+
+/// Without `--timeout`, `check` runs for at most 60 s of CPU time and says so.
+#[test]
+fn check_has_a_default_time_limit() {
+    let o = cpals(&["check", &fixture("constructs/loops.c")], Duration::from_secs(120));
+    assert!(o.stderr.contains("cpals: no --timeout given, using 60 s"), "{}", o.stderr);
+    assert!(o.stdout.contains("Verification result:"), "{}", o.stdout);
+}
+
+/// The preprocessor runs under the job's deadline: an included FIFO (which `cc -E` waits on
+/// forever) and a macro bomb in an `#if` (minutes of CPU time and gigabytes before it fails)
+/// end at `--timeout` with a clear error, not at the preprocessor's own 60 s limit.
+#[test]
+fn the_preprocessor_stops_at_the_time_limit() {
+    let dir = temp_dir("cli-fifo-include");
+    let fifo = dir.join("pipe.h");
+    assert!(Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs").success());
+    let includes_fifo = dir.join("includes_fifo.c");
+    std::fs::write(&includes_fifo, format!("#include \"{}\"\nint main(void) {{ return 0; }}\n", fifo.display())).expect("write");
+    let mut bomb = String::from("#define A0 1+1+1+1+1+1+1+1+1+1\n");
+    for k in 1..9 {
+        bomb.push_str(&format!("#define A{k} {}\n", vec![format!("A{}", k - 1); 10].join("+")));
+    }
+    bomb.push_str("#if A8\nint x;\n#endif\nint main(void) { return 0; }\n");
+    let bomb_file = dir.join("if_bomb.c");
+    std::fs::write(&bomb_file, bomb).expect("write");
+    for file in [&includes_fifo, &bomb_file] {
+        let started = Instant::now();
+        let o = cpals(&["check", "--timeout", "2", &file.display().to_string()], Duration::from_secs(90));
+        let took = started.elapsed();
+        assert_eq!(o.code, Some(3), "{}: {}", file.display(), o.stderr);
+        assert!(o.stderr.contains("the C preprocessor was stopped: the time limit ran out before it finished"), "{}", o.stderr);
+        assert!(took < Duration::from_secs(20), "{} took {took:?}", file.display());
+    }
+}
+
 #[test]
 fn only_regular_files_are_read() {
     let dir = temp_dir("cli-fifo");

@@ -41,7 +41,7 @@ const SERVER: &[&[&str]] = &[
     &["lsp::transport"],
     &["lsp"],
     // The command line.
-    &["cli::args"],
+    &["cli::args", "cli::watchdog"],
     &["cli::check", "cli::replay", "cli::cfa"],
     &["cli::report"],
     &["cli"],

@@ -4,13 +4,13 @@
 //! robustness cases of issue 4 (unopened files, unknown methods, stale versions, a panicking
 //! job, a burst of 1,000 edits, shutdown with a job running).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use analysis_engine::{Cancel, VerifyConfig};
 use cpals::lsp::ServerOptions;
-use cpals_tests::{file_uri, root, temp_uri};
+use cpals_tests::{file_uri, root, temp_dir, temp_uri};
 use lsp_test_client::{is_fresh, LspClient};
 use serde_json::{json, Value};
 
@@ -466,6 +466,128 @@ async fn edits_and_progress_cancel_a_running_job_and_shutdown_does_not_wait() {
     }
     assert_eq!(active.load(Ordering::SeqCst), 0, "the running job was cancelled");
     assert_eq!(max.load(Ordering::SeqCst), 1, "one job per file");
+}
+
+/// A job stuck where cancelling does not reach (as in a solver deadlock) is abandoned 2 s after
+/// the edit that cancelled it: its results are never published, and the next version is served
+/// by a new worker (one worker at most, the default).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_that_does_not_stop_when_cancelled_is_abandoned_and_the_next_is_served() {
+    let (release, hung) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicUsize::new(0)));
+    let (r, h) = (release.clone(), hung.clone());
+    let verifier: cpals::lsp::job::Verifier = Arc::new(move |p, cfg, cancel: &Cancel| {
+        if p.by_name.contains_key("hang") {
+            h.fetch_add(1, Ordering::SeqCst);
+            // Deaf to `cancel` until the test lets it go.
+            while !r.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        analysis_engine::verify(p, cfg, cancel)
+    });
+    let uri = temp_uri("cpals-lsp-hang.c");
+    let text = "#include <assert.h>\nvoid hang(void) { }\nint main(void) { int x = 1; hang(); assert(x == 1); return 0; }\n";
+    let mut c = client_with(ServerOptions { verifier: verifier.clone() }, options()).await;
+    c.open(&uri, text).await;
+    until_running(&hung).await;
+    let edited = Instant::now();
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": text.replace("hang", "fine")}]}),
+    )
+    .await;
+    c.save(&uri).await;
+    let done = c.job_done(&uri, |j| j["version"] == 1).await;
+    assert_eq!(done["abandoned"], true, "{done}");
+    assert!(edited.elapsed() < Duration::from_secs(15), "abandoned after {:?}", edited.elapsed());
+    let (done, diags) = c.settled(&uri, 2).await;
+    assert!(done["panicked"].is_null() && done["abandoned"] != true, "{done}");
+    assert_eq!(with_code(&diags, "proved").len(), 1, "{diags:#?}");
+    assert!(with_code(&diags, "internal").is_empty(), "an abandoned job cancelled by an edit is no failure: {diags:#?}");
+    // The stuck job ends at last: nothing of it is published.
+    release.store(true, Ordering::SeqCst);
+    c.save(&uri).await;
+    c.settled(&uri, 2).await;
+    c.drain();
+    let late: Vec<_> = c.history.iter().filter(|m| m.method() == Some("cpals/jobDone") && m.msg["params"]["version"] == 1).collect();
+    assert_eq!(late.len(), 1, "only the abandonment is reported for version 1: {late:?}");
+    assert!(c.history.iter().all(|m| m.method() != Some("textDocument/publishDiagnostics") || m.msg["params"]["version"] != 1 || {
+        let d = &m.msg["params"]["diagnostics"];
+        with_code(d.as_array().unwrap(), "proved").is_empty()
+    }));
+    c.shutdown().await;
+
+    // Stuck past its time limit (no edit): abandoned 2 s after it, and the user is told.
+    release.store(false, Ordering::SeqCst);
+    let init = json!({"notifyJobs": true, "settings": {"debounceMs": 0, "timeoutSeconds": 1}});
+    let mut c = client_with(ServerOptions { verifier: verifier.clone() }, init).await;
+    let uri = temp_uri("cpals-lsp-hang-deadline.c");
+    let started = Instant::now();
+    c.open(&uri, text).await;
+    let done = c.job_done(&uri, |j| j["version"] == 1).await;
+    assert_eq!(done["abandoned"], true, "{done}");
+    assert!(started.elapsed() < Duration::from_secs(20), "abandoned after {:?}", started.elapsed());
+    // Published before the job is reported done.
+    c.drain();
+    let last = c.history.iter().rev().find(|m| m.method() == Some("textDocument/publishDiagnostics") && m.msg["params"]["uri"] == uri);
+    let diags = last.and_then(|m| m.msg["params"]["diagnostics"].as_array().cloned()).unwrap_or_default();
+    let internal = with_code(&diags, "internal");
+    assert!(
+        internal.len() == 1 && internal[0]["message"].as_str().unwrap().contains("did not stop within 2 s of its time limit of 1 s"),
+        "{diags:#?}"
+    );
+    release.store(true, Ordering::SeqCst);
+    c.shutdown().await;
+}
+
+/// The preprocessor runs under the job's deadline and token: an included FIFO (which `cc -E`
+/// waits on forever) and a macro bomb in an `#if` end at `timeoutSeconds` with a diagnostic that
+/// says so, and an edit stops a job that waits on a FIFO at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_preprocessor_stops_at_the_deadline_and_on_an_edit() {
+    let dir = temp_dir("lsp-fifo");
+    let fifo = dir.join("pipe.h");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs").success());
+    let includes_fifo = format!("#include \"{}\"\nint main(void) {{ return 0; }}\n", fifo.display());
+    let mut bomb = String::from("#define A0 1+1+1+1+1+1+1+1+1+1\n");
+    for k in 1..9 {
+        bomb.push_str(&format!("#define A{k} {}\n", vec![format!("A{}", k - 1); 10].join("+")));
+    }
+    bomb.push_str("#if A8\nint x;\n#endif\nint main(void) { return 0; }\n");
+
+    let mut c = client(json!({"notifyJobs": true, "settings": {"debounceMs": 0, "timeoutSeconds": 2}})).await;
+    for (name, text) in [("cpals-lsp-fifo.c", &includes_fifo), ("cpals-lsp-bomb.c", &bomb)] {
+        let uri = temp_uri(name);
+        let started = Instant::now();
+        c.open(&uri, text).await;
+        let (done, diags) = c.settled(&uri, 1).await;
+        let says = "the C preprocessor was stopped: the time limit ran out before it finished";
+        assert!(done["parseError"].as_str().is_some_and(|e| e.contains(says)), "{name}: {done}");
+        assert!(diags.iter().any(|d| d["message"].as_str().is_some_and(|m| m.contains(says))), "{name}: {diags:#?}");
+        assert!(started.elapsed() < Duration::from_secs(20), "{name} took {:?}", started.elapsed());
+    }
+    c.shutdown().await;
+
+    // With a long limit, the job waits on the FIFO until an edit cancels it.
+    let mut c = client(json!({"notifyJobs": true, "settings": {"debounceMs": 0, "timeoutSeconds": 600}})).await;
+    let uri = temp_uri("cpals-lsp-fifo-edit.c");
+    c.open(&uri, &includes_fifo).await;
+    c.wait_for("the job's start", |m| m.method() == Some("cpals/jobStarted") && m.msg["params"]["uri"] == uri).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let edited = Instant::now();
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": "int main(void) { return 0; }\n"}]}),
+    )
+    .await;
+    c.save(&uri).await;
+    let done = c.job_done(&uri, |j| j["version"] == 1).await;
+    assert_eq!(done["cancelled"], true, "{done}");
+    assert!(done["abandoned"] != true, "the preprocessor stopped by itself: {done}");
+    let (done, _) = c.settled(&uri, 2).await;
+    assert!(done["parseError"].is_null(), "{done}");
+    assert!(edited.elapsed() < Duration::from_secs(20), "took {:?} after the edit", edited.elapsed());
+    c.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

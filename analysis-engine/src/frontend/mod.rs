@@ -130,6 +130,16 @@ pub fn parse(input: &SourceInput) -> Result<Parsed, FrontendError> {
 /// Preprocesses (with `ilp32`, for the ILP32 data model, with the 32-bit target's headers,
 /// `cc -m32`, so that `int64_t` and friends are `long long` there) and parses a buffer.
 pub fn parse_for(input: &SourceInput, ilp32: bool) -> Result<Parsed, FrontendError> {
+    parse_within(input, ilp32, &|| None)
+}
+
+/// Asked while the preprocessor runs: why it must stop now (a job's deadline passed, the job
+/// was cancelled), or `None` to let it go on.
+pub type Stop<'a> = &'a dyn Fn() -> Option<&'static str>;
+
+/// [`parse_for`] under a job's limits: the preprocessor is stopped as soon as `stop` gives a
+/// reason (an included FIFO, a slow expansion), with an error that names it.
+pub fn parse_within(input: &SourceInput, ilp32: bool, stop: Stop<'_>) -> Result<Parsed, FrontendError> {
     let name = input.display_name();
     // Checked before the preprocessor runs: `cc -E` drops NUL bytes with a warning.
     if let Some(off) = input.text.find('\0') {
@@ -146,7 +156,7 @@ pub fn parse_for(input: &SourceInput, ilp32: bool) -> Result<Parsed, FrontendErr
         // A byte-order mark is dropped (it is before any column), comments are blanked.
         (rewrite::blank_comments(input.text.strip_prefix('\u{FEFF}').unwrap_or(&input.text)), false)
     } else {
-        (preprocess(input, ilp32)?, true)
+        (preprocess(input, ilp32, stop)?, true)
     };
     if pp.len() > MAX_PP_BYTES {
         return Err(FrontendError::TooComplex {
@@ -199,27 +209,28 @@ pub fn parse_for(input: &SourceInput, ilp32: bool) -> Result<Parsed, FrontendErr
 }
 
 /// Runs `cc -E` on the buffer, naming it after its path so that the line markers point at it.
-fn preprocess(input: &SourceInput, ilp32: bool) -> Result<String, FrontendError> {
+fn preprocess(input: &SourceInput, ilp32: bool, stop: Stop<'_>) -> Result<String, FrontendError> {
     if ilp32 {
-        match preprocess_with(input, &["-m32"]) {
+        match preprocess_with(input, &["-m32"], stop) {
             Ok(t) => return Ok(t),
             // Without the 32-bit headers (`gnu/stubs-32.h`) the 64-bit ones are used, as before.
             Err(FrontendError::Preprocess { message, .. }) if message.contains("stubs-32") || message.contains("-m32") => {}
             Err(e) => return Err(e),
         }
     }
-    preprocess_with(input, &[])
+    preprocess_with(input, &[], stop)
 }
 
 /// Limits of one `cc -E` run: its address space and CPU time (each process of the compiler
 /// driver has its own, `cc1` included), and the wall-clock time until the whole process group
 /// is killed. A file that includes `/dev/zero` or expands a macro bomb ends with a clear error
-/// instead of growing `cc1` to gigabytes or running for minutes.
+/// instead of growing `cc1` to gigabytes or running for minutes. The job's [`Stop`] ends it
+/// sooner: at the job's deadline or when the job is cancelled.
 const PP_ADDRESS_SPACE: u64 = 2 << 30;
 const PP_CPU_SECONDS: u64 = 20;
 const PP_WALL: std::time::Duration = std::time::Duration::from_secs(60);
 
-fn preprocess_with(input: &SourceInput, extra: &[&str]) -> Result<String, FrontendError> {
+fn preprocess_with(input: &SourceInput, extra: &[&str], stop: Stop<'_>) -> Result<String, FrontendError> {
     use std::io::Read;
     use std::os::unix::process::{CommandExt, ExitStatusExt};
     use std::sync::atomic::{AtomicBool, Ordering};
@@ -300,7 +311,7 @@ fn preprocess_with(input: &SourceInput, extra: &[&str]) -> Result<String, Fronte
         } else if started.elapsed() > PP_WALL {
             Some("it ran longer than 60 s")
         } else {
-            None
+            stop()
         };
         if let Some(why) = why {
             // SAFETY: signals the process group the child leads (it called setpgid).

@@ -147,6 +147,18 @@ pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Repo
     build::assemble(program, &run.props, outcome, credits, run.stats)
 }
 
+/// The report of a run that was stopped from outside before it answered (the CLI's watchdog,
+/// when the analysis does not stop at its time limit): every property of the configured entry
+/// `unknown` for `reason`. It uses no solver, so it can be built while one hangs.
+pub fn unanswered(program: &Program, config: &VerifyConfig, reason: crate::report::UnknownReason) -> Report {
+    let restricted = program.for_entry(config.entry.as_deref());
+    let program: &Program = &restricted;
+    let props = properties(program);
+    let outcome = Outcome { open_reason: Some(reason), ..Outcome::default() };
+    let credits = Credits { analysis: config.analysis, templates: None, all_by_templates: false };
+    build::assemble(program, &props, outcome, credits, Stats::default())
+}
+
 impl Run<'_> {
     fn execute(&mut self, phases: &[Phase]) -> Outcome {
         for &phase in phases {

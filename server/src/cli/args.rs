@@ -7,7 +7,7 @@ use analysis_engine::cfa::build::BuildOptions;
 use analysis_engine::cfa::{DataModel, Program};
 use analysis_engine::config::{Abstraction, BlockEncoding, Form, Kind, NativeExecution, Order, PropertySet, Scope, Strategy};
 use analysis_engine::frontend::SourceInput;
-use analysis_engine::{Analysis, VerifyConfig};
+use analysis_engine::{Analysis, Cancel, VerifyConfig};
 
 use crate::messages::{parse_model, parse_timeout};
 
@@ -157,8 +157,9 @@ impl AnalysisArgs {
     }
 }
 
-/// The program in `file` built for `opts`, or the front end's error message.
-pub fn load(file: &Path, model: DataModel, opts: &BuildOptions) -> Result<Program, String> {
+/// The program in `file` built for `opts` (the preprocessor stops at `cancel`'s deadline), or
+/// the front end's error message.
+pub fn load(file: &Path, model: DataModel, opts: &BuildOptions, cancel: &Cancel) -> Result<Program, String> {
     let input = SourceInput::read(file).map_err(|e| e.to_string())?;
-    analysis_engine::load_with(&input, model, opts).map_err(|e| e.to_string())
+    analysis_engine::load_within(&input, model, opts, cancel).map_err(|e| e.to_string())
 }

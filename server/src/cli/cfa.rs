@@ -13,7 +13,7 @@ pub fn run(file: &Path, dot: bool, data_model: &str) -> i32 {
             return EXIT_ERROR;
         }
     };
-    match load(file, model, &Default::default()) {
+    match load(file, model, &Default::default(), &analysis_engine::Cancel::new()) {
         Ok(p) => {
             if dot {
                 print!("{}", analysis_engine::cfa::dot::to_dot(&p));

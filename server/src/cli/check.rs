@@ -2,13 +2,15 @@
 //! with an SV-COMP witness and an executable harness on request.
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use analysis_engine::cfa::{DataModel, Program};
-use analysis_engine::report::{Report, StepKind, Verdict};
+use analysis_engine::report::{Report, StepKind, UnknownReason, Verdict};
 use analysis_engine::Cancel;
 
 use crate::cli::args::{load, AnalysisArgs};
-use crate::messages::{exit_code, message, result_text_for, EXIT_ERROR};
+use crate::cli::watchdog::{Fallback, Limits, Watchdog, GRACE};
+use crate::messages::{exit_code, message, result_text_for, EXIT_ERROR, EXIT_UNKNOWN};
 use analysis_engine::config::PropertySet;
 
 /// What `check` prints and writes besides the verdict.
@@ -19,9 +21,13 @@ pub struct Outputs {
     pub harness: Option<PathBuf>,
 }
 
+/// The time limit of `check` without `--timeout` (CPU seconds).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
 pub fn run(file: &Path, args: &AnalysisArgs, out: &Outputs) -> i32 {
+    let started = Instant::now();
     let (json, trace) = (out.json, out.trace);
-    let (cfg, model) = match args.config() {
+    let (mut cfg, model) = match args.config() {
         Ok(c) => c,
         Err(e) => {
             eprintln!("cpals: {}", e);
@@ -35,7 +41,29 @@ pub fn run(file: &Path, args: &AnalysisArgs, out: &Outputs) -> i32 {
             return EXIT_ERROR;
         }
     };
-    let program = match load(file, model, &opts) {
+    let limit = *cfg.timeout.get_or_insert_with(|| {
+        eprintln!("cpals: no --timeout given, using {} s", DEFAULT_TIMEOUT.as_secs());
+        DEFAULT_TIMEOUT
+    });
+    // Whatever the analysis does, the run ends at the limit plus a grace (see `watchdog`).
+    let name = file.display().to_string();
+    let before_load: Fallback = Box::new(move || {
+        eprintln!("cpals: {name}: the time limit of {} s ran out before the program was loaded", limit.as_secs_f64());
+        if !json {
+            println!("Verification result: UNKNOWN");
+        }
+        EXIT_UNKNOWN
+    });
+    let limits = Limits { limit, grace: GRACE };
+    let dog = Watchdog::start(limits, started, file.display().to_string(), before_load);
+    // The front end waits on the preprocessor, which uses no CPU time of this process: its
+    // deadline is on the wall clock.
+    let front = Cancel::with_deadline(started + limit);
+    let loaded = load(file, model, &opts, &front);
+    if loaded.is_err() {
+        settle(&dog);
+    }
+    let program = match loaded {
         Ok(p) => p,
         Err(e) => {
             eprintln!("{}", e);
@@ -47,13 +75,23 @@ pub fn run(file: &Path, args: &AnalysisArgs, out: &Outputs) -> i32 {
     };
     if let Some(f) = &cfg.entry {
         if !program.by_name.contains_key(f.as_str()) {
+            settle(&dog);
             eprintln!("cpals: no function `{}` in {}", f, file.display());
             return EXIT_ERROR;
         }
     }
+    // What the watchdog prints if the analysis does not stop in time: every property unknown.
+    let mut fallback = analysis_engine::unanswered(&program, &cfg, UnknownReason::Timeout);
+    fallback.verdict = Verdict::Unknown;
+    let props = program.properties;
+    dog.arm(Box::new(move || {
+        print_report(&fallback, json, trace, props);
+        EXIT_UNKNOWN
+    }));
     // `--timeout` limits CPU time, as SV-COMP and BenchExec do: the verdict does not depend
     // on how busy the machine is.
     let report = analysis_engine::verify(&program, &cfg, &Cancel::on_cpu_time());
+    settle(&dog);
     if report.stats.native_runs > 0 {
         // The user is told whenever their program ran.
         eprintln!(
@@ -62,11 +100,7 @@ pub fn run(file: &Path, args: &AnalysisArgs, out: &Outputs) -> i32 {
             if report.stats.native_runs == 1 { "" } else { "s" }
         );
     }
-    if json {
-        println!("{}", serde_json::to_string_pretty(&crate::json::report(&report)).expect("JSON"));
-    } else {
-        print_text(&report, trace, program.properties);
-    }
+    print_report(&report, json, trace, program.properties);
     // The verdict stands, but evidence that was asked for and could not be written makes the
     // run fail (exit 3): a script must not take a missing file for a written one.
     let mut written = true;
@@ -83,6 +117,25 @@ pub fn run(file: &Path, args: &AnalysisArgs, out: &Outputs) -> i32 {
         exit_code(report.verdict)
     } else {
         EXIT_ERROR
+    }
+}
+
+/// Tells the watchdog the run prints its own result; if the watchdog is ending the run
+/// instead, waits for it to exit the process.
+fn settle(dog: &Watchdog) {
+    if !dog.finish() {
+        loop {
+            std::thread::park();
+        }
+    }
+}
+
+/// Prints a report as text or JSON.
+fn print_report(report: &Report, json: bool, trace: bool, props: PropertySet) {
+    if json {
+        println!("{}", serde_json::to_string_pretty(&crate::json::report(report)).expect("JSON"));
+    } else {
+        print_text(report, trace, props);
     }
 }
 

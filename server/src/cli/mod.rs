@@ -13,6 +13,7 @@ mod cfa;
 mod check;
 mod replay;
 mod report;
+mod watchdog;
 
 use std::path::PathBuf;
 

@@ -27,7 +27,7 @@ pub fn run(file: &Path, harness: &Path, data_model: &str, timeout: f64) -> i32 {
         eprintln!("cpals: cannot read {}", harness.display());
         return EXIT_ERROR;
     }
-    let program = match load(file, model, &Default::default()) {
+    let program = match load(file, model, &Default::default(), &analysis_engine::Cancel::new()) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("{}", e);

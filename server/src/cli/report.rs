@@ -23,7 +23,9 @@ pub fn run(file: &Path, args: &AnalysisArgs, output: &Path) -> i32 {
             return EXIT_ERROR;
         }
     };
-    let program = match load(file, model, &opts) {
+    // The preprocessor waits on the wall clock, as the analysis does here.
+    let front = cfg.timeout.map(|t| Cancel::with_deadline(std::time::Instant::now() + t)).unwrap_or_default();
+    let program = match load(file, model, &opts, &front) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("{}", e);

@@ -192,6 +192,10 @@ pub struct JobSummary {
     /// Units left as they were (not verified: the trigger did not ask for it).
     pub skipped: Vec<String>,
     pub cancelled: bool,
+    /// The job did not stop in time after it was cancelled or at its limit and was given up
+    /// (sent by the scheduler; the job's own summary never arrives).
+    #[serde(default)]
+    pub abandoned: bool,
     pub panicked: Option<String>,
     pub parse_error: Option<String>,
     /// Function automata kept from the previous program (same `Arc`) / all functions.
@@ -206,13 +210,15 @@ fn lock(cache: &Mutex<UnitCache>) -> std::sync::MutexGuard<'_, UnitCache> {
 }
 
 /// Loads a buffer and puts back the old `Arc` of every function whose automaton is equal.
-/// Returns the program and how many automata were reused.
+/// Returns the program and how many automata were reused. The preprocessor stops when
+/// `cancel` is cancelled or its deadline passes.
 pub fn load_incremental(
     input: &SourceInput,
     model: DataModel,
     old: Option<&Program>,
+    cancel: &Cancel,
 ) -> Result<(Program, usize), analysis_engine::LoadError> {
-    let mut program = analysis_engine::load(input, model)?;
+    let mut program = analysis_engine::load_within(input, model, &Default::default(), cancel)?;
     let mut reused = 0;
     if let Some(old) = old {
         let start_name = program.func(program.start).name.clone();
@@ -436,7 +442,10 @@ pub fn run(input: &JobInput, emit: &mut dyn FnMut(JobMsg)) -> JobSummary {
     let source = SourceInput { path: input.path.clone(), text: input.text.clone() };
     let index = LineIndex::new(&input.text);
     let doc = DocText { uri: &input.uri, path: &input.path, text: &input.text, index: &index };
-    let loaded = load_incremental(&source, input.settings.data_model, old.as_deref());
+    // The front end works under the job's token and deadline (an included FIFO, a slow
+    // expansion): an edit or the time limit stops the preprocessor.
+    let front = input.cancel.child(Some(input.settings.timeout));
+    let loaded = load_incremental(&source, input.settings.data_model, old.as_deref(), &front);
     summary.load_ms = started.elapsed().as_millis() as u64;
     let program = match loaded {
         Err(e) => {
@@ -446,6 +455,8 @@ pub fn run(input: &JobInput, emit: &mut dyn FnMut(JobMsg)) -> JobSummary {
                 None => (index.range(&input.text, 1, 1, 1, 1), e.message().to_string()),
             };
             summary.parse_error = Some(message.clone());
+            // Stopped by an edit (the preprocessor ends when the job is cancelled).
+            summary.cancelled = input.cancel.is_cancelled();
             emit(JobMsg::Loaded(Err(ParseError { version: input.version, range, message })));
             summary.ms = started.elapsed().as_millis() as u64;
             return summary;
@@ -548,10 +559,10 @@ mod tests {
 
     #[test]
     fn unchanged_functions_keep_their_automaton() {
-        let (p1, _) = load_incremental(&input(TEXT), DataModel::Lp64, None).unwrap();
+        let (p1, _) = load_incremental(&input(TEXT), DataModel::Lp64, None, &Cancel::new()).unwrap();
         // Edit inside `f` (one line) and add a line above `h`: `g` and `h` keep their Arc.
         let text2 = TEXT.replace("return g(x) * 2;", "return g(x) * 3;").replace("int h", "\nint h");
-        let (p2, reused) = load_incremental(&input(&text2), DataModel::Lp64, Some(&p1)).unwrap();
+        let (p2, reused) = load_incremental(&input(&text2), DataModel::Lp64, Some(&p1), &Cancel::new()).unwrap();
         let cfa = |p: &Program, n: &str| p.func(p.by_name[n]).cfa.clone();
         assert!(Arc::ptr_eq(&cfa(&p1, "g"), &cfa(&p2, "g")));
         assert!(Arc::ptr_eq(&cfa(&p1, "h"), &cfa(&p2, "h")), "a function that only moved keeps its automaton");
@@ -564,8 +575,8 @@ mod tests {
         let s = Settings::default();
         // Entries are the uncalled functions that reach a property.
         let text = "extern void reach_error(void);\nint g(int x) { return x + 1; }\nint f(int x) {\n  if (g(x) == 0) reach_error();\n  return 1;\n}\nint h(void) { if (3 != 3) reach_error(); return 3; }\nint k(int y) { return g(y); }\n";
-        let (p1, _) = load_incremental(&input(text), DataModel::Lp64, None).unwrap();
-        let (p2, _) = load_incremental(&input(&text.replace("x + 1", "x + 2")), DataModel::Lp64, Some(&p1)).unwrap();
+        let (p1, _) = load_incremental(&input(text), DataModel::Lp64, None, &Cancel::new()).unwrap();
+        let (p2, _) = load_incremental(&input(&text.replace("x + 1", "x + 2")), DataModel::Lp64, Some(&p1), &Cancel::new()).unwrap();
         let roots: Vec<String> = units(&p1, &s).into_iter().map(|u| u.root).collect();
         assert_eq!(roots, ["f", "h"], "k reaches no property: nothing to verify");
         let key = |p: &Program, s: &Settings, root: &str| units(p, s).into_iter().find(|u| u.root == root).unwrap().key;

@@ -9,6 +9,10 @@
 //!   logged, reported once with `window/showMessage`, and the previous results stay.
 //! - A job's results are installed only if the document is still at the version the job read;
 //!   diagnostics are published with that version, only when they changed.
+//! - A job that does not stop within [`ABANDON_GRACE`] of being cancelled, or of its time limit,
+//!   is abandoned (a solver that hangs where cancelling does not reach): its results are never
+//!   published, its slot is free for the next job, and since its thread stays busy the pool
+//!   starts a new worker for the next one.
 //! - After a job, inlay hints and code lenses are refreshed (when the client supports it).
 //! - Clients that ask for it (`initializationOptions.notifyJobs`) get `cpals/jobStarted` when a
 //!   job starts and `cpals/jobDone` after the diagnostics it produced (editor status bars).
@@ -142,6 +146,11 @@ struct Running {
     generation: u64,
     version: i32,
     cancel: Cancel,
+    /// When the job started, and its time limit.
+    started: Instant,
+    timeout: Duration,
+    /// When the loop first saw the job cancelled.
+    cancelled_at: Option<Instant>,
     token: NumberOrString,
     progress: Option<Progress>,
     units: usize,
@@ -188,10 +197,25 @@ fn merge_force(a: Force, b: Force) -> Force {
     }
 }
 
+/// How long a job may go on after it was cancelled or reached its time limit before it is
+/// abandoned.
+pub const ABANDON_GRACE: Duration = Duration::from_secs(2);
+
+impl Running {
+    /// When the job is abandoned if it has not ended by then.
+    fn abandon_at(&self) -> Instant {
+        let late = self.started + self.timeout + ABANDON_GRACE;
+        self.cancelled_at.map_or(late, |c| late.min(c + ABANDON_GRACE))
+    }
+}
+
 impl Loop {
     async fn run(mut self, mut rx: UnboundedReceiver<Event>) {
         loop {
-            let wake = self.next_due();
+            let wake = match (self.next_due(), self.next_abandon()) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
             let ev = tokio::select! {
                 ev = rx.recv() => match ev {
                     Some(ev) => Some(ev),
@@ -206,6 +230,7 @@ impl Loop {
             while let Ok(ev) = rx.try_recv() {
                 self.handle(ev).await;
             }
+            self.abandon_stuck();
             self.start_due();
             self.publish().await;
             if self.shutting_down && self.running == 0 {
@@ -219,6 +244,68 @@ impl Loop {
             return None;
         }
         self.slots.values().filter(|s| s.running.is_none()).filter_map(|s| s.pending.as_ref().map(|p| p.due)).min()
+    }
+
+    /// When the next running job is abandoned if it has not ended.
+    fn next_abandon(&self) -> Option<Instant> {
+        self.slots.values().filter_map(|s| s.running.as_ref()).map(Running::abandon_at).min()
+    }
+
+    /// Abandons the jobs that did not stop in time after being cancelled or at their limit.
+    fn abandon_stuck(&mut self) {
+        let now = Instant::now();
+        let mut stuck = Vec::new();
+        for (uri, slot) in &mut self.slots {
+            let Some(r) = slot.running.as_mut() else { continue };
+            if r.cancelled_at.is_none() && r.cancel.is_cancelled() {
+                r.cancelled_at = Some(now);
+            }
+            if r.abandon_at() <= now {
+                stuck.push(uri.clone());
+            }
+        }
+        for uri in stuck {
+            self.abandon(&uri);
+        }
+    }
+
+    /// Gives up on a running job: it is cancelled and forgotten. Its thread is left to end on
+    /// its own (its results, if any, are dropped: the slot no longer knows its generation), the
+    /// slot is free for the next job, and the pool starts a new worker since this one is busy.
+    fn abandon(&mut self, uri: &Url) {
+        let Some(slot) = self.slots.get_mut(uri) else { return };
+        let Some(r) = slot.running.take() else { return };
+        r.cancel.cancel();
+        self.running -= 1;
+        let by_cancel = r.cancelled_at.is_some_and(|c| c <= r.started + r.timeout);
+        let why = if by_cancel {
+            format!("it did not stop within {} s of being cancelled", ABANDON_GRACE.as_secs())
+        } else {
+            format!("it did not stop within {} s of its time limit of {} s", ABANDON_GRACE.as_secs(), r.timeout.as_secs_f64())
+        };
+        tracing::warn!("{uri}: verification job {} abandoned: {why}; a new worker serves the next job", r.generation);
+        if slot.pending.is_none() && !self.session.docs.contains_key(uri) {
+            self.slots.remove(uri);
+        }
+        if let Some(p) = &r.progress {
+            p.end("abandoned".into());
+        }
+        if let Some(mut e) = self.session.docs.get_mut(uri) {
+            e.job = None;
+            e.state.running = false;
+            // A job that hung at its limit on the current text is a failure the user sees; one
+            // cancelled by an edit is simply replaced.
+            if !by_cancel && e.doc.version == r.version {
+                e.state.failure = Some(format!("the verification job was abandoned: {why}"));
+            }
+        }
+        self.dirty.insert(uri.clone());
+        if self.session.notify_jobs() {
+            let summary =
+                JobSummary { uri: uri.to_string(), version: r.version, cancelled: true, abandoned: true, ..JobSummary::default() };
+            self.outbox.push(Notice::Done(summary));
+        }
+        self.refresh();
     }
 
     fn request(&mut self, uri: Url, due: Instant, verify: bool, force: Force, focus_function: Option<String>) {
@@ -467,7 +554,18 @@ impl Loop {
                 let name = uri.path_segments().and_then(|mut s| s.next_back()).unwrap_or("").to_string();
                 Progress::start(self.client.clone(), token.clone(), format!("Verifying {name}"))
             });
-            slot.running = Some(Running { generation, version: input.version, cancel, token, progress, units: 0, done: 0 });
+            slot.running = Some(Running {
+                generation,
+                version: input.version,
+                cancel,
+                started: now,
+                timeout: settings.timeout,
+                cancelled_at: None,
+                token,
+                progress,
+                units: 0,
+                done: 0,
+            });
             self.running += 1;
             started = true;
             self.dirty.insert(uri.clone());
