@@ -31,12 +31,7 @@ fn rule_id(k: TargetKind) -> &'static str {
 
 /// The SARIF log of a run over `files`.
 pub fn log(files: &[FileResult]) -> Value {
-    let rules: Vec<Value> = RULES
-        .iter()
-        .map(|(_, id, text)| {
-            json!({ "id": id, "shortDescription": { "text": text } })
-        })
-        .collect();
+    let rules: Vec<Value> = RULES.iter().map(|(_, id, text)| json!({ "id": id, "shortDescription": { "text": text } })).collect();
     let artifacts: Vec<Value> = files.iter().map(|f| json!({ "location": { "uri": uri(f.path) } })).collect();
     let mut results = Vec::new();
     for (i, f) in files.iter().enumerate() {
@@ -58,6 +53,80 @@ pub fn log(files: &[FileResult]) -> Value {
             "results": results,
         }],
     })
+}
+
+/// The log of a run that could not verify `path` (missing, not C, a syntax error, out of
+/// time before it was loaded): no results, the reason as an error notification.
+pub fn failure_log(path: &str, why: &str) -> Value {
+    json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": { "driver": { "name": "cpals", "version": env!("CARGO_PKG_VERSION") } },
+            "artifacts": [{ "location": { "uri": uri(path) } }],
+            "results": [],
+            "invocations": [{
+                "executionSuccessful": false,
+                "toolExecutionNotifications": [{
+                    "level": "error",
+                    "message": { "text": why },
+                    "locations": [{ "physicalLocation": { "artifactLocation": { "uri": uri(path), "index": 0 } } }],
+                }],
+            }],
+        }],
+    })
+}
+
+/// One log of several: the runs' artifacts and results together (artifact indices shifted),
+/// their invocations kept. Used by `check` for several files, each verified by a process of
+/// its own.
+pub fn merge(logs: &[Value]) -> Value {
+    let mut merged = logs.first().cloned().unwrap_or_else(|| log(&[]));
+    let run = &mut merged["runs"][0];
+    for key in ["artifacts", "results", "invocations"] {
+        if run.get(key).is_none() {
+            run[key] = json!([]);
+        }
+    }
+    for other in logs.iter().skip(1) {
+        let o = &other["runs"][0];
+        let offset = run["artifacts"].as_array().map_or(0, Vec::len) as u64;
+        let mut results = o["results"].as_array().cloned().unwrap_or_default();
+        for r in &mut results {
+            shift_indices(r, offset);
+        }
+        let mut invocations = o["invocations"].as_array().cloned().unwrap_or_default();
+        for i in &mut invocations {
+            shift_indices(i, offset);
+        }
+        let arts = o["artifacts"].as_array().cloned().unwrap_or_default();
+        run["artifacts"].as_array_mut().expect("array").extend(arts);
+        run["results"].as_array_mut().expect("array").extend(results);
+        run["invocations"].as_array_mut().expect("array").extend(invocations);
+    }
+    if run["invocations"].as_array().is_some_and(|a| a.is_empty()) {
+        run.as_object_mut().expect("object").remove("invocations");
+    }
+    merged
+}
+
+/// Adds `offset` to every `artifactLocation.index` under `v`.
+fn shift_indices(v: &mut Value, offset: u64) {
+    match v {
+        Value::Object(o) => {
+            for (k, x) in o.iter_mut() {
+                if k == "artifactLocation" {
+                    if let Some(i) = x.get("index").and_then(Value::as_u64) {
+                        x["index"] = json!(i + offset);
+                    }
+                } else {
+                    shift_indices(x, offset);
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| shift_indices(x, offset)),
+        _ => {}
+    }
 }
 
 fn result(f: &FileResult, index: usize, p: &PropertyReport) -> Value {

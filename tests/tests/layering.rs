@@ -5,6 +5,8 @@ use cpals_tests::layering::check_layers;
 
 /// The engine's modules, bottom up (docs/architecture.md, "Layers").
 const ENGINE: &[&[&str]] = &[
+    // Running the user's code (and the C compiler): processes only, no program model.
+    &["sandbox"],
     &["frontend"],
     &["ir"],
     &["cfa"],
@@ -25,7 +27,7 @@ const ENGINE: &[&[&str]] = &[
 const SERVER: &[&[&str]] = &[
     // What cpals says about a verdict, and the formats it writes.
     &["messages", "json", "yaml"],
-    &["evidence", "html::layout"],
+    &["evidence", "html::layout", "sarif"],
     &["witness", "html"],
     // The language server, from positions up to the transport.
     &["lsp::proto", "lsp::pool", "lsp::progress", "lsp::session::settings"],

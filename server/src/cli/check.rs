@@ -10,15 +10,102 @@ use analysis_engine::Cancel;
 
 use crate::cli::args::{load, AnalysisArgs};
 use crate::cli::watchdog::{Fallback, Limits, Watchdog, GRACE};
-use crate::messages::{exit_code, message, result_text_for, EXIT_ERROR, EXIT_UNKNOWN};
+use crate::messages::{exit_code, message, result_text_for, EXIT_ERROR, EXIT_FALSE, EXIT_TRUE, EXIT_UNKNOWN};
 use analysis_engine::config::PropertySet;
+
+/// How `check` prints its results.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// One line per property and `Verification result:` (SV-COMP's form).
+    Text,
+    /// One JSON object (DESIGN.md, "Interfaces").
+    Json,
+    /// A SARIF 2.1.0 log (GitHub code scanning, CodeChecker).
+    Sarif,
+}
 
 /// What `check` prints and writes besides the verdict.
 pub struct Outputs {
-    pub json: bool,
+    pub format: Format,
     pub trace: bool,
     pub witness: Option<PathBuf>,
     pub harness: Option<PathBuf>,
+}
+
+/// Verifies several files, each by a `cpals check` process of its own (its own time limit and
+/// watchdog; one file's failure does not lose the others), with this process's arguments;
+/// text is passed through, JSON objects are printed as one array, SARIF logs merged into one.
+/// The exit code is the worst: an error, then a violation, then unknown.
+pub fn run_each(files: &[PathBuf], out: &Outputs) -> i32 {
+    if out.witness.is_some() || out.harness.is_some() {
+        eprintln!("cpals: --witness and --harness take one file at a time");
+        return EXIT_ERROR;
+    }
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("cpals: cannot find its own executable to verify several files: {}", e);
+            return EXIT_ERROR;
+        }
+    };
+    // This process's arguments without the files and the format, which each child gets.
+    let given: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    let mut common = Vec::new();
+    let mut skip_value = false;
+    for a in &given {
+        let text = a.to_string_lossy();
+        if std::mem::take(&mut skip_value) || text == "--json" || text.starts_with("--format=") {
+            continue;
+        }
+        if text == "--format" {
+            skip_value = true;
+            continue;
+        }
+        if !files.iter().any(|f| f.as_os_str() == a.as_os_str()) {
+            common.push(a.clone());
+        }
+    }
+    let format = match out.format {
+        Format::Text => "text",
+        Format::Json => "json",
+        Format::Sarif => "sarif",
+    };
+    let (mut worst, mut outputs) = (EXIT_TRUE, Vec::new());
+    for f in files {
+        let mut cmd = std::process::Command::new(&exe);
+        cmd.args(&common).args(["--format", format]).arg(f).stderr(std::process::Stdio::inherit());
+        let (code, stdout) = if out.format == Format::Text {
+            let status = cmd.status();
+            (status.ok().and_then(|s| s.code()).unwrap_or(EXIT_ERROR), Vec::new())
+        } else {
+            match cmd.output() {
+                Ok(o) => (o.status.code().unwrap_or(EXIT_ERROR), o.stdout),
+                Err(e) => {
+                    eprintln!("cpals: cannot run {}: {}", exe.display(), e);
+                    (EXIT_ERROR, Vec::new())
+                }
+            }
+        };
+        let rank = |c: i32| [EXIT_TRUE, EXIT_UNKNOWN, EXIT_FALSE, EXIT_ERROR].iter().position(|&x| x == c).unwrap_or(3);
+        if rank(code) > rank(worst) {
+            worst = code;
+        }
+        if out.format != Format::Text {
+            let value = serde_json::from_slice::<serde_json::Value>(&stdout).ok();
+            let value = match (value, out.format) {
+                (Some(v), _) => v,
+                (None, Format::Sarif) => crate::sarif::failure_log(&f.display().to_string(), "cpals ended without a result"),
+                (None, _) => serde_json::json!({ "file": f.display().to_string(), "verdict": "error" }),
+            };
+            outputs.push(value);
+        }
+    }
+    match out.format {
+        Format::Text => {}
+        Format::Json => println!("{}", serde_json::to_string_pretty(&outputs).expect("JSON")),
+        Format::Sarif => println!("{}", serde_json::to_string_pretty(&crate::sarif::merge(&outputs)).expect("JSON")),
+    }
+    worst
 }
 
 /// The time limit of `check` without `--timeout` (CPU seconds).
@@ -26,7 +113,8 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
 pub fn run(file: &Path, args: &AnalysisArgs, out: &Outputs) -> i32 {
     let started = Instant::now();
-    let (json, trace) = (out.json, out.trace);
+    let (format, trace) = (out.format, out.trace);
+    let path = file.display().to_string();
     let (mut cfg, model) = match args.config() {
         Ok(c) => c,
         Err(e) => {
@@ -48,10 +136,9 @@ pub fn run(file: &Path, args: &AnalysisArgs, out: &Outputs) -> i32 {
     // Whatever the analysis does, the run ends at the limit plus a grace (see `watchdog`).
     let name = file.display().to_string();
     let before_load: Fallback = Box::new(move || {
-        eprintln!("cpals: {name}: the time limit of {} s ran out before the program was loaded", limit.as_secs_f64());
-        if !json {
-            println!("Verification result: UNKNOWN");
-        }
+        let why = format!("the time limit of {} s ran out before the program was loaded", limit.as_secs_f64());
+        eprintln!("cpals: {name}: {why}");
+        print_failure(format, &name, &why, "Verification result: UNKNOWN");
         EXIT_UNKNOWN
     });
     let limits = Limits { limit, grace: GRACE };
@@ -67,9 +154,7 @@ pub fn run(file: &Path, args: &AnalysisArgs, out: &Outputs) -> i32 {
         Ok(p) => p,
         Err(e) => {
             eprintln!("{}", e);
-            if !json {
-                println!("Verification result: ERROR");
-            }
+            print_failure(format, &path, &e.to_string(), "Verification result: ERROR");
             return EXIT_ERROR;
         }
     };
@@ -84,8 +169,9 @@ pub fn run(file: &Path, args: &AnalysisArgs, out: &Outputs) -> i32 {
     let mut fallback = analysis_engine::unanswered(&program, &cfg, UnknownReason::Timeout);
     fallback.verdict = Verdict::Unknown;
     let props = program.properties;
+    let source = program.source.to_string();
     dog.arm(Box::new(move || {
-        print_report(&fallback, json, trace, props);
+        print_report(&fallback, format, trace, props, (&path, &source));
         EXIT_UNKNOWN
     }));
     // `--timeout` limits CPU time, as SV-COMP and BenchExec do: the verdict does not depend
@@ -100,7 +186,7 @@ pub fn run(file: &Path, args: &AnalysisArgs, out: &Outputs) -> i32 {
             if report.stats.native_runs == 1 { "" } else { "s" }
         );
     }
-    print_report(&report, json, trace, program.properties);
+    print_report(&report, format, trace, program.properties, (&file.display().to_string(), &program.source));
     // The verdict stands, but evidence that was asked for and could not be written makes the
     // run fail (exit 3): a script must not take a missing file for a written one.
     let mut written = true;
@@ -131,11 +217,25 @@ fn settle(dog: &Watchdog) {
 }
 
 /// Prints a report as text or JSON.
-fn print_report(report: &Report, json: bool, trace: bool, props: PropertySet) {
-    if json {
-        println!("{}", serde_json::to_string_pretty(&crate::json::report(report)).expect("JSON"));
-    } else {
-        print_text(report, trace, props);
+/// Prints a report in `format`; `file` is the file's name and text (SARIF's columns).
+fn print_report(report: &Report, format: Format, trace: bool, props: PropertySet, file: (&str, &str)) {
+    match format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&crate::json::report(report)).expect("JSON")),
+        Format::Text => print_text(report, trace, props),
+        Format::Sarif => {
+            let log = crate::sarif::log(&[crate::sarif::FileResult { path: file.0, text: file.1, report }]);
+            println!("{}", serde_json::to_string_pretty(&log).expect("JSON"));
+        }
+    }
+}
+
+/// What a run that could not verify its file prints on stdout besides the message on stderr:
+/// the text form's result line, nothing under JSON, a log with the failure under SARIF.
+fn print_failure(format: Format, path: &str, why: &str, text_line: &str) {
+    match format {
+        Format::Text => println!("{}", text_line),
+        Format::Json => {}
+        Format::Sarif => println!("{}", serde_json::to_string_pretty(&crate::sarif::failure_log(path, why)).expect("JSON")),
     }
 }
 

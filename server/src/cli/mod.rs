@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 pub use args::AnalysisArgs;
-pub use check::Outputs;
+pub use check::{Format, Outputs};
 
 use crate::messages::EXIT_ERROR;
 
@@ -36,13 +36,18 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Verifies every property of a C file.
+    /// Verifies every property of a C file (or of several, each on its own).
     Check {
-        file: PathBuf,
+        #[arg(required = true, num_args = 1..)]
+        files: Vec<PathBuf>,
         #[command(flatten)]
         args: AnalysisArgs,
-        /// Prints one JSON object instead of text.
-        #[arg(long)]
+        /// How results are printed: text (a line per property), json (one object; an array
+        /// of them for several files) or sarif (one SARIF 2.1.0 log for all files, for CI).
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        /// Same as `--format json`.
+        #[arg(long, conflicts_with = "format")]
         json: bool,
         /// Prints counterexample steps under violated properties.
         #[arg(long)]
@@ -103,6 +108,15 @@ pub fn main() -> i32 {
             return if e.use_stderr() { EXIT_ERROR } else { 0 };
         }
     };
+    if cli.command.as_ref().is_some_and(|c| !matches!(c, Command::Lsp { .. })) {
+        // A command's output piped into `head` ends it quietly, as for other Unix tools (Rust
+        // ignores SIGPIPE, so `println!` would panic on the closed pipe). The server keeps
+        // ignoring it: a closed connection is an error it handles.
+        // SAFETY: restores the default disposition of one signal before any thread starts.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
     match cli.command {
         None if cli.stdio => crate::lsp::run_stdio(),
         None => {
@@ -111,8 +125,13 @@ pub fn main() -> i32 {
             EXIT_ERROR
         }
         Some(Command::Lsp { .. }) => crate::lsp::run_stdio(),
-        Some(Command::Check { file, args, json, trace, witness, harness }) => {
-            check::run(&file, &args, &Outputs { json, trace, witness, harness })
+        Some(Command::Check { files, args, format, json, trace, witness, harness }) => {
+            let format = if json { Format::Json } else { format };
+            let out = Outputs { format, trace, witness, harness };
+            match files.as_slice() {
+                [file] => check::run(file, &args, &out),
+                _ => check::run_each(&files, &out),
+            }
         }
         Some(Command::Report { file, args, output }) => report::run(&file, &args, &output),
         Some(Command::Replay { file, harness, data_model, timeout }) => replay::run(&file, &harness, &data_model, timeout),
