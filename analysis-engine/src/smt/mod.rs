@@ -52,6 +52,14 @@ pub fn interruptible<R>(cancel: &Cancel, f: impl FnOnce() -> R) -> R {
     let ctx = z3::Context::thread_local();
     let handle = ctx.handle();
     let done = AtomicBool::new(false);
+    /// Stops the watcher when `f` returns or unwinds: a panic in `f` must reach the caller,
+    /// not leave the scope waiting for a watcher that never ends.
+    struct Stop<'a>(&'a AtomicBool);
+    impl Drop for Stop<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Release);
+        }
+    }
     std::thread::scope(|s| {
         s.spawn(|| {
             while !done.load(Ordering::Acquire) {
@@ -61,13 +69,29 @@ pub fn interruptible<R>(cancel: &Cancel, f: impl FnOnce() -> R) -> R {
                 std::thread::sleep(std::time::Duration::from_millis(5));
             }
         });
-        let r = f();
-        done.store(true, Ordering::Release);
-        r
+        let _stop = Stop(&done);
+        f()
     })
 }
 
 /// The Z3 version string (for `cpals --version` and reports).
 pub fn z3_version() -> String {
     z3::full_version().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A panic inside `interruptible` reaches the caller (it used to leave the scope waiting
+    /// for the watcher forever: a run that hung with no CPU use).
+    #[test]
+    fn a_panic_inside_interruptible_reaches_the_caller() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let r = std::panic::catch_unwind(|| interruptible(&Cancel::new(), || panic!("inside")));
+            let _ = tx.send(r.is_err());
+        });
+        assert_eq!(rx.recv_timeout(std::time::Duration::from_secs(30)), Ok(true));
+    }
 }
