@@ -134,6 +134,7 @@ fn escape_routes_create_nothing_through_check_and_replay() {
         assert!(stdout.contains("Verification result: UNKNOWN"), "{model}: {stdout}");
         assert!(!String::from_utf8_lossy(&out.stderr).contains("natively"), "{out:?}");
         assert_eq!(leftovers(&tmp), Vec::<String>::new(), "{model}: temporary files left behind");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
 
@@ -200,6 +201,7 @@ fn a_native_run_dies_with_cpals() {
     assert!(took < Duration::from_millis(100), "the native run outlived a killed cpals by {took:?}");
     assert_eq!(leftovers(&tmp), Vec::<String>::new(), "temporary files left behind");
     assert_eq!(escaped(&dir), Vec::<&str>::new());
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -237,6 +239,7 @@ async fn a_native_run_ends_with_its_job_in_the_editor() {
     assert!(status.success(), "{status}");
     assert_eq!(leftovers(&tmp), Vec::<String>::new(), "temporary files left behind");
     assert_eq!(escaped(&dir), Vec::<&str>::new());
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -262,4 +265,5 @@ async fn opening_an_escaping_file_in_the_editor_creates_nothing() {
     c.shutdown().await;
     let _ = tokio::time::timeout(Duration::from_secs(60), server.wait()).await;
     assert_eq!(leftovers(&tmp), Vec::<String>::new(), "temporary files left behind");
+    let _ = std::fs::remove_dir_all(&dir);
 }
