@@ -101,7 +101,8 @@ pub fn kill_group(child: &Child) {
 }
 
 /// Waits for a child started under [`bound`] until it ends, its wall-clock time `wall` is up
-/// or `cancelled()` holds (polled every 5 ms); then kills its whole process group.
+/// or `cancelled()` holds (polled every 5 ms); in the last two cases kills its whole process
+/// group.
 pub fn wait(child: &mut Child, wall: Duration, cancelled: &dyn Fn() -> bool) -> End {
     let started = Instant::now();
     let end = loop {
