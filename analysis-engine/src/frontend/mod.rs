@@ -232,7 +232,7 @@ const PP_WALL: std::time::Duration = std::time::Duration::from_secs(60);
 
 fn preprocess_with(input: &SourceInput, extra: &[&str], stop: Stop<'_>) -> Result<String, FrontendError> {
     use std::io::Read;
-    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    use std::os::unix::process::ExitStatusExt;
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
 
@@ -248,21 +248,16 @@ fn preprocess_with(input: &SourceInput, extra: &[&str], stop: Stop<'_>) -> Resul
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    // SAFETY: between fork and exec the child only calls async-signal-safe functions
-    // (setpgid, setrlimit) and touches no memory of the parent.
-    unsafe {
-        cmd.pre_exec(|| {
-            // Its own process group, so that a kill reaches `cc1` as well as the driver.
-            libc::setpgid(0, 0);
-            let limit = |res, v: u64| {
-                let r = libc::rlimit { rlim_cur: v as libc::rlim_t, rlim_max: v as libc::rlim_t };
-                libc::setrlimit(res, &r);
-            };
-            limit(libc::RLIMIT_AS, PP_ADDRESS_SPACE);
-            limit(libc::RLIMIT_CPU, PP_CPU_SECONDS);
-            Ok(())
-        });
-    }
+    // Its own process group (a kill reaches `cc1` as well as the driver), memory and CPU
+    // limits, and it dies with cpals.
+    let limits = crate::sandbox::Limits {
+        cpu_seconds: PP_CPU_SECONDS,
+        address_space: PP_ADDRESS_SPACE,
+        file_size: None,
+        open_files: None,
+        processes: None,
+    };
+    crate::sandbox::bound(&mut cmd, limits);
     let mut child = cmd
         .spawn()
         .map_err(|e| FrontendError::Preprocess { message: format!("cannot run the C preprocessor `{} -E`: {}", cc, e), pos: None })?;
