@@ -10,6 +10,7 @@ use lang_c::ast::{
 };
 use lang_c::span::{Node, Span as LSpan};
 
+use super::expr::Place;
 use super::types::{CType, FuncSig, Obj};
 use super::{Alloc, BResult, BuildError, ProgCx, Scope, Store, Sym};
 use crate::cfa::{CfaEdge, CfaNode, EdgeId, EdgeKind, Function, NodeId, Span, Target, TargetKind};
@@ -295,6 +296,22 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             let mut vars = Vec::new();
             obj.vars(&mut vars);
             self.st.params.extend(vars);
+            let key = (def.statement.span.start, pname.clone());
+            self.record_declaration(&obj, key.clone());
+            if self.in_memory(&key) {
+                // Its address is taken: the argument is copied into an object in memory.
+                let arg = Place::Obj { obj: Rc::new(obj), idx: Vec::new(), ty: ty.clone() };
+                let span = def.statement.span;
+                let value = self.read(&arg, span);
+                let addr = self.memory_object(&ty, span);
+                let at = Place::At { addr: addr.clone(), ty: ty.clone(), opaque: false };
+                self.st.checked += 1;
+                let r = self.write(&at, value, span);
+                self.st.checked -= 1;
+                r?;
+                self.cx.declare(pname, Sym::At(addr, ty));
+                continue;
+            }
             self.cx.declare(pname, Sym::Var(Rc::new(obj), ty));
         }
         let ret_ty = sig.ret.clone();

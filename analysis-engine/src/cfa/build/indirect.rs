@@ -214,6 +214,9 @@ pub fn scan(parsed: &Parsed, model: DataModel) -> Indirect {
         indirect: Indirect::default(),
         props: Default::default(),
         bounds_checks: false,
+        mem: None,
+        decl_keys: HashMap::new(),
+        alloc_results: HashSet::new(),
     };
     let mut defined: HashSet<String> = HashSet::new();
     // `extern` objects that may hold function pointers, and whether the file defines them.

@@ -40,8 +40,13 @@ pub(super) fn declaration(b: &mut FnBuilder, d: &Node<Declaration>, store: Store
         let ty = complete_array_type(b, ty, init);
         let is_extern = storage == Some(StorageClassSpecifier::Extern);
         let is_static = storage == Some(StorageClassSpecifier::Static);
+        let key = (id.node.declarator.span.start, name.clone());
+        if b.in_memory(&key) && !(store == Store::Local && is_extern) {
+            in_memory(b, name, ty, init, store, is_extern, is_static, id.span)?;
+            continue;
+        }
         match store {
-            Store::Global => global(b, name, ty, init, is_extern, id.span)?,
+            Store::Global => global(b, name, ty, init, is_extern, id.span, key)?,
             Store::Local if is_extern => {
                 // Refers to a global; declare it at file scope if nobody did.
                 let existing = b.cx.scopes[0].ordinary.get(&name).cloned();
@@ -70,6 +75,7 @@ pub(super) fn declaration(b: &mut FnBuilder, d: &Node<Declaration>, store: Store
                     &ty,
                     &[],
                 )?);
+                b.record_declaration(&obj, key);
                 b.cx.declare(name, Sym::Var(obj.clone(), ty.clone()));
                 in_start(b, |sb| {
                     let p = Place::Obj { obj, idx: Vec::new(), ty: ty.clone() };
@@ -82,6 +88,7 @@ pub(super) fn declaration(b: &mut FnBuilder, d: &Node<Declaration>, store: Store
             }
             Store::Local => {
                 let obj = Rc::new(b.alloc(&name, &ty, Store::Local, false)?);
+                b.record_declaration(&obj, key);
                 let p = Place::Obj { obj: obj.clone(), idx: Vec::new(), ty: ty.clone() };
                 match init {
                     Some(i) => {
@@ -137,7 +144,66 @@ fn in_start(b: &mut FnBuilder, f: impl FnOnce(&mut FnBuilder) -> BResult<()>) ->
     r
 }
 
-fn global(b: &mut FnBuilder, name: String, ty: CType, init: Option<&Node<Initializer>>, is_extern: bool, span: LSpan) -> BResult<()> {
+/// A declaration whose object lives in memory (the memory model): a global, a static local
+/// or an automatic one. Static storage is zeroed and initialised by the start function.
+#[allow(clippy::too_many_arguments)]
+fn in_memory(
+    b: &mut FnBuilder,
+    name: String,
+    ty: CType,
+    init: Option<&Node<Initializer>>,
+    store: Store,
+    is_extern: bool,
+    is_static: bool,
+    span: LSpan,
+) -> BResult<()> {
+    if store == Store::Global {
+        if let Some(Sym::At(addr, old)) = b.cx.scopes[0].ordinary.get(&name).cloned() {
+            // Declared before: the same object (a completed array type replaces an incomplete one).
+            let t = if matches!(old, CType::Array(_, None)) { ty } else { old };
+            b.cx.declare(name, Sym::At(addr.clone(), t.clone()));
+            if let Some(i) = init {
+                let p = Place::At { addr, ty: t.clone(), opaque: false };
+                in_start(b, |sb| initialize(sb, &p, &t, i))?;
+            }
+            return Ok(());
+        }
+    }
+    let addr = b.memory_object(&ty, span);
+    let p = Place::At { addr: addr.clone(), ty: ty.clone(), opaque: false };
+    b.cx.declare(name.clone(), Sym::At(addr, ty.clone()));
+    if store == Store::Global || is_static {
+        return in_start(b, |sb| {
+            if is_extern && init.is_none() {
+                sb.arbitrary_in_memory(&p, &ty, InputSource::ExternObject(name), span);
+            } else {
+                sb.zero_in_memory(&p, &ty, span);
+            }
+            match init {
+                Some(i) => initialize(sb, &p, &ty, i),
+                None => Ok(()),
+            }
+        });
+    }
+    match init {
+        Some(i) => initialize_at(b, &p, &ty, i, span),
+        None => {
+            b.arbitrary_in_memory(&p, &ty, InputSource::Uninitialised, span);
+            Ok(())
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn global(
+    b: &mut FnBuilder,
+    name: String,
+    ty: CType,
+    init: Option<&Node<Initializer>>,
+    is_extern: bool,
+    span: LSpan,
+    key: super::memory::DeclKey,
+) -> BResult<()> {
     let existing = match b.cx.scopes[0].ordinary.get(&name) {
         Some(Sym::Var(obj, t)) => Some((obj.clone(), t.clone())),
         _ => None,
@@ -157,6 +223,7 @@ fn global(b: &mut FnBuilder, name: String, ty: CType, init: Option<&Node<Initial
                 &ty,
                 &[],
             )?);
+            b.record_declaration(&obj, key);
             (obj, ty, true)
         }
     };
@@ -254,6 +321,9 @@ fn external_value(b: &mut FnBuilder, obj: &Obj, span: LSpan) {
 /// and p21): every scalar and every array element it is flattened into, arrays of structs
 /// (one array variable per field) included. Unions and floats are opaque and stay so.
 fn zero_fill(b: &mut FnBuilder, p: &Place, ty: &CType, span: LSpan) {
+    if let Place::At { .. } = p {
+        return b.zero_in_memory(p, ty, span);
+    }
     let Place::Obj { obj, idx, .. } = p else { return };
     let sp = b.span(span);
     if idx.is_empty() {
@@ -274,7 +344,7 @@ fn zero_fill(b: &mut FnBuilder, p: &Place, ty: &CType, span: LSpan) {
     match (&**obj, ty) {
         (_, CType::Array(elem, Some(n))) if *n <= ZERO_FILL_LIMIT => {
             for i in 0..*n {
-                let sub = index_place(p, i as i128, elem);
+                let sub = index_place(b, p, i as i128, elem);
                 zero_fill(b, &sub, elem, span);
             }
         }
@@ -303,8 +373,9 @@ fn zero_fill(b: &mut FnBuilder, p: &Place, ty: &CType, span: LSpan) {
 /// The most elements of a nested array [`zero_fill`] writes one by one.
 const ZERO_FILL_LIMIT: u64 = 4096;
 
-fn index_place(p: &Place, i: i128, elem: &CType) -> Place {
+fn index_place(b: &FnBuilder, p: &Place, i: i128, elem: &CType) -> Place {
     match p {
+        Place::At { .. } => b.element(p, i as u64, elem),
         Place::Obj { obj, idx, .. } => {
             let mut idx = idx.clone();
             idx.push(Expr::Const(i, IntTy::I64));
@@ -318,6 +389,7 @@ fn field_place(b: &FnBuilder, p: &Place, sid: usize, k: usize) -> Option<(Place,
     let fields = b.cx.types.structs[sid].fields.as_ref()?;
     let (fname, fty) = fields.get(k)?;
     Some(match p {
+        Place::At { .. } => (b.member(p, sid, k, fname, fty), fty.clone()),
         Place::Obj { obj, idx, .. } => {
             // By index: anonymous members all have the empty name.
             let fo = match &**obj {
@@ -355,7 +427,7 @@ fn init_expr(b: &mut FnBuilder, p: &Place, ty: &CType, e: &Node<Expression>, spa
         zero_fill(b, p, ty, e.span);
         let limit = n.unwrap_or(bytes.len() as u64 + 1);
         for (i, ch) in bytes.iter().enumerate().take(limit as usize) {
-            let sub = index_place(p, i as i128, elem);
+            let sub = index_place(b, p, i as i128, elem);
             b.write(&sub, Value::Int(Expr::Const(it.wrap(*ch as i128), it), CType::Int(it)), e.span)?;
         }
         return Ok(());
@@ -444,7 +516,7 @@ fn fill_at(
             if let (Designator::Range(r), CType::Array(elem, _)) = (&d.node, ty) {
                 let hi = super::consts::eval(b.cx, &r.node.to.node).unwrap_or(cursor as i128).max(0) as u64;
                 for i in cursor..=hi.min(cursor + 4096) {
-                    let sub = index_place(p, i as i128, elem);
+                    let sub = index_place(b, p, i as i128, elem);
                     designated(b, &sub, elem, &item.designation[1..], &item.initializer)?;
                 }
                 *k += 1;
@@ -460,7 +532,7 @@ fn fill_at(
             return Ok(());
         }
         let (sub, sub_ty) = match ty {
-            CType::Array(elem, _) => (index_place(p, cursor as i128, elem), (**elem).clone()),
+            CType::Array(elem, _) => (index_place(b, p, cursor as i128, elem), (**elem).clone()),
             CType::Struct(sid) => match field_place(b, p, *sid, cursor as usize) {
                 Some(x) => x,
                 None => {
@@ -538,7 +610,7 @@ fn designate(
     let (sub, sub_ty, idx, consumed) = match (&d.node, ty) {
         (Designator::Index(e), CType::Array(elem, _)) => {
             let i = super::consts::eval(b.cx, &e.node).unwrap_or(0).max(0);
-            (index_place(p, i, elem), (**elem).clone(), i as u64, true)
+            (index_place(b, p, i, elem), (**elem).clone(), i as u64, true)
         }
         (Designator::Member(m), CType::Struct(sid)) => {
             let fields = b.cx.types.structs[*sid].fields.clone().unwrap_or_default();
@@ -565,7 +637,7 @@ fn designated(b: &mut FnBuilder, p: &Place, ty: &CType, rest: &[Node<Designator>
     match (&d.node, ty) {
         (Designator::Index(e), CType::Array(elem, _)) => {
             let i = super::consts::eval(b.cx, &e.node).unwrap_or(0);
-            let sub = index_place(p, i, elem);
+            let sub = index_place(b, p, i, elem);
             designated(b, &sub, elem, &rest[1..], init)
         }
         (Designator::Member(m), CType::Struct(sid)) => {

@@ -13,9 +13,10 @@ mod expr;
 mod func;
 mod indirect;
 mod init;
+mod memory;
 pub mod types;
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -52,6 +53,8 @@ type BResult<T> = Result<T, BuildError>;
 #[derive(Clone, Debug)]
 enum Sym {
     Var(Rc<Obj>, CType),
+    /// An object in memory (the memory model): its address and type.
+    At(crate::ir::Expr, CType),
     /// A parameter `struct S *p` passed by reference ([`byref`]): the copy of the pointee it
     /// stands for, and the pointer type.
     Ref(Rc<Obj>, CType),
@@ -112,6 +115,13 @@ struct ProgCx<'p> {
     props: PropertySet,
     /// Whether array subscripts are bounds-checked ([`BuildOptions::assume_in_bounds`]).
     bounds_checks: bool,
+    /// The memory model, when this build uses it ([`memory`]).
+    mem: Option<memory::Memory>,
+    /// The declaration of each user variable (to find the same declarations in a second build).
+    decl_keys: HashMap<VarId, memory::DeclKey>,
+    /// Temporaries holding the result of an allocation (memory model): converting it from
+    /// `void *` to a typed pointer is not type punning.
+    alloc_results: HashSet<VarId>,
 }
 
 /// What the automata are built for besides the data model.
@@ -126,6 +136,8 @@ pub struct BuildOptions {
     /// its array, so proofs hold only for executions without such an access (the setting of
     /// the papers' examples, which check nothing else).
     pub assume_in_bounds: bool,
+    /// Build without the memory model (every access through a pointer over-approximated).
+    pub no_memory_model: bool,
 }
 
 /// Builds the automata of a parsed translation unit (every property, the default entries).
@@ -134,7 +146,30 @@ pub fn build_program(parsed: &Parsed, model: DataModel) -> Result<Program, Build
 }
 
 /// Builds the automata of a parsed translation unit for the given properties and entry.
+///
+/// A first build finds the objects whose address is taken. When there are some, a second
+/// build puts them in memory ([`memory`]); if the memory model cannot represent the program
+/// (type punning, an object too large), the first build is the result.
 pub fn build_program_with(parsed: &Parsed, model: DataModel, opts: &BuildOptions) -> Result<Program, BuildError> {
+    let (first, keys) = build_once(parsed, model, opts, None)?;
+    if keys.is_empty() || opts.no_memory_model {
+        return Ok(first);
+    }
+    match build_once(parsed, model, opts, Some(keys)) {
+        Ok((second, _)) => Ok(second),
+        Err(e) if e.message.starts_with(memory::GIVE_UP) => Ok(first),
+        Err(e) => Err(e),
+    }
+}
+
+/// One build; with `memory`, the declarations whose objects live in memory. Returns the
+/// program and the declarations whose address was taken.
+fn build_once(
+    parsed: &Parsed,
+    model: DataModel,
+    opts: &BuildOptions,
+    memory: Option<HashSet<memory::DeclKey>>,
+) -> Result<(Program, HashSet<memory::DeclKey>), BuildError> {
     let file: Arc<str> = parsed.linemap.main_file().clone();
     let mut cx = ProgCx {
         parsed,
@@ -151,6 +186,9 @@ pub fn build_program_with(parsed: &Parsed, model: DataModel, opts: &BuildOptions
         indirect: indirect::scan(parsed, model),
         props: opts.properties,
         bounds_checks: !opts.assume_in_bounds,
+        mem: None,
+        decl_keys: HashMap::new(),
+        alloc_results: HashSet::new(),
     };
     // Function ids in definition order; the start function comes last.
     let mut names = Vec::new();
@@ -170,6 +208,9 @@ pub fn build_program_with(parsed: &Parsed, model: DataModel, opts: &BuildOptions
     }
     let start_id = FuncId(names.len() as u32);
     cx.start = Some(FnState::new(start_id, "__cpals_start".into(), 1, CType::Void));
+    if let Some(keys) = memory {
+        memory::set_up(&mut cx, keys)?;
+    }
     let mut functions: Vec<Option<Function>> = vec![None; names.len()];
 
     for ext in &parsed.unit.0 {
@@ -208,10 +249,14 @@ pub fn build_program_with(parsed: &Parsed, model: DataModel, opts: &BuildOptions
     let mut functions = functions;
     functions.push(Function { name: "__cpals_start".into(), cfa: Arc::new(start_cfa), file: file.clone(), first_line: 1 });
     let by_name = functions.iter().enumerate().map(|(i, f)| (f.name.clone(), FuncId(i as u32))).collect();
+    if let Some(why) = cx.mem.as_ref().and_then(|m| m.fallback.clone()) {
+        return Err(BuildError { pos: cx.pos(LSpan::none()), message: format!("{}: {}", memory::GIVE_UP, why) });
+    }
+    let addressed: HashSet<memory::DeclKey> = cx.escaped.iter().filter_map(|v| cx.decl_keys.get(v).cloned()).collect();
     let mut notes = cx.notes;
     notes.sort_by_key(|n| (n.pos.line, n.pos.col));
     notes.dedup();
-    Ok(Program {
+    let program = Program {
         file,
         source: Arc::from(""),
         data_model: model,
@@ -225,7 +270,8 @@ pub fn build_program_with(parsed: &Parsed, model: DataModel, opts: &BuildOptions
         externals: cx.externals.into_iter().collect(),
         notes,
         properties: opts.properties,
-    })
+    };
+    Ok((program, addressed))
 }
 
 /// The default entries: `main` (if there is one) and every function that nothing in the file

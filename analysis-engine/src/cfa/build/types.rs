@@ -107,11 +107,14 @@ impl CType {
 pub struct TypeTable {
     pub model: DataModel,
     pub structs: Vec<StructDef>,
+    /// Pointers are encoded `(object, offset)` pairs of 64 bits (the memory model) in every
+    /// data model; `sizeof` still follows the data model.
+    pub encoded_pointers: bool,
 }
 
 impl TypeTable {
     pub fn new(model: DataModel) -> TypeTable {
-        TypeTable { model, structs: Vec::new() }
+        TypeTable { model, structs: Vec::new(), encoded_pointers: false }
     }
 
     /// gcc's `__builtin_va_list`: on x86-64 an array of one 24-byte `__va_list_tag`, on i386 a
@@ -125,6 +128,9 @@ impl TypeTable {
 
     /// The integer type pointers are represented by.
     pub fn ptr_int(&self) -> IntTy {
+        if self.encoded_pointers {
+            return IntTy::U64;
+        }
         IntTy::new(self.model.long_bits(), false)
     }
 

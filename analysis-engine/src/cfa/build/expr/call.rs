@@ -521,8 +521,10 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         // Functions the external may call back: named ones, and the candidates of pointers.
         let mut callbacks: Vec<(String, Option<Rc<FuncSig>>)> = Vec::new();
         let mut unknown_callback = false;
+        let mut arg_values = Vec::new();
         for a in &call.arguments {
             let v = self.value(a)?;
+            arg_values.push(v.clone());
             if let Value::Int(_, t) = &v {
                 writes |= t.is_pointer();
                 let CType::Ptr(p) = t else { continue };
@@ -553,6 +555,9 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                     }
                 }
             }
+        }
+        if self.memory_on() && (is_allocator(&name) || name == "free") && sig.as_ref().is_none_or(|s| !s.variadic) {
+            return self.memory_call(&name, &arg_values, span);
         }
         if is_allocator(&name) {
             let pointee = CType::Void;

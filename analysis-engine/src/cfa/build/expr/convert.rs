@@ -32,6 +32,11 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
 
     /// Converts a value to a type (C11 6.3), as an assignment or cast does.
     pub fn convert(&mut self, v: Value, to: &CType) -> Value {
+        if self.memory_on() {
+            if let Some(v) = self.convert_pointer(&v, to) {
+                return v;
+            }
+        }
         match (v, to) {
             (_, CType::Void) => Value::Void,
             (Value::Int(e, _), CType::Int(t)) => Value::Int(e.cast(*t), to.clone()),
@@ -50,6 +55,92 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                     _ => Imprecision::Other,
                 },
             ),
+        }
+    }
+
+    /// Conversions from and to pointers with the memory model (`None`: not one). A pointer
+    /// becomes an integer only as null or not (its address is any value); an integer becomes
+    /// a pointer only as null. A conversion between pointers to differently shaped types is
+    /// how type punning happens, which the model of typed memory excludes: the model gives up.
+    fn convert_pointer(&mut self, v: &Value, to: &CType) -> Option<Value> {
+        let Value::Int(e, from) = v else { return None };
+        match (from, to) {
+            (CType::Ptr(a), CType::Ptr(b)) => {
+                self.check_punning(e, a, b);
+                Some(Value::Int(e.clone().cast(IntTy::U64), to.clone()))
+            }
+            (CType::Ptr(_), CType::Int(t)) if t.boolean => None,
+            (CType::Ptr(_), CType::Int(t)) => Some(Value::Int(
+                match e.constant() {
+                    Some(0) => Expr::Const(0, *t),
+                    _ => Expr::Ite(
+                        Box::new(Expr::Binary(
+                            crate::ir::BinOp::Eq,
+                            Box::new(e.clone().cast(IntTy::U64)),
+                            Box::new(Expr::Const(0, IntTy::U64)),
+                            IntTy::INT,
+                        )),
+                        Box::new(Expr::Const(0, *t)),
+                        Box::new(Expr::Unknown(*t, Imprecision::Address)),
+                        *t,
+                    ),
+                },
+                to.clone(),
+            )),
+            (CType::Int(_), CType::Ptr(_)) => Some(Value::Int(
+                match e.constant() {
+                    Some(0) => Expr::Const(0, IntTy::U64),
+                    _ => Expr::Unknown(IntTy::U64, Imprecision::Address),
+                },
+                to.clone(),
+            )),
+            _ => None,
+        }
+    }
+
+    /// Records a conversion from a pointer to `a` to a pointer to `b`; gives up the memory
+    /// model when the memory could then be read with another type than it was written with.
+    fn check_punning(&mut self, e: &Expr, a: &CType, b: &CType) {
+        let (sa, sb) = (self.shape(a), self.shape(b));
+        if sa == sb {
+            return;
+        }
+        let fresh = matches!(e, Expr::Var(v, _) if self.cx.alloc_results.contains(v));
+        let void_side = match (&sa, &sb) {
+            (CType::Void, CType::Void) => return,
+            (CType::Void, t) if fresh => {
+                // A new allocation gets its type from its first use: no punning yet.
+                let _ = t;
+                return;
+            }
+            (CType::Void, t) | (t, CType::Void) => t.clone(),
+            _ => {
+                let why = format!(
+                    "conversion between `{} *` and `{} *` (the memory would be read with another type than written)",
+                    self.cx.types.display(a),
+                    self.cx.types.display(b)
+                );
+                self.memory_gives_up(why);
+                return;
+            }
+        };
+        let m = self.cx.mem.as_mut().expect("memory model");
+        if !m.void_shapes.contains(&void_side) {
+            m.void_shapes.push(void_side);
+        }
+        if m.void_shapes.len() > 1 {
+            self.memory_gives_up("pointers to different types pass through `void *`");
+        }
+    }
+
+    /// The shape of a pointee for [`Self::check_punning`]: integers by width, any pointer,
+    /// arrays by their elements, structs by identity.
+    fn shape(&self, t: &CType) -> CType {
+        match t {
+            CType::Int(i) => CType::Int(IntTy::new(if i.boolean { 8 } else { i.bits }, false)),
+            CType::Ptr(_) => CType::Ptr(Box::new(CType::Void)),
+            CType::Array(e, _) => self.shape(e),
+            t => t.clone(),
         }
     }
 
@@ -119,12 +210,16 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                     _ => None,
                 };
                 let mut out = Vec::new();
-                for (fname, fty) in fields {
+                for (k, (fname, fty)) in fields.into_iter().enumerate() {
                     let fv = match &src {
                         Some(Place::Obj { obj, idx, .. }) => {
                             let fo = obj.field(&fname).unwrap_or_else(|| if fname.is_empty() { obj.clone() } else { Rc::new(Obj::Opaque) });
                             let p = Place::Obj { obj: fo, idx: idx.clone(), ty: fty.clone() };
                             self.read_for_copy(&p, span)
+                        }
+                        Some(p @ Place::At { .. }) => {
+                            let m = self.member(p, *sid, k, &fname, &fty);
+                            self.read_for_copy(&m, span)
                         }
                         Some(Place::Mem(_)) => self.unknown_of(&fty, Imprecision::PointerRead),
                         None => self.unknown_of(&fty, Imprecision::Other),

@@ -43,12 +43,15 @@ pub enum Place {
     Obj { obj: Rc<Obj>, idx: Vec<Expr>, ty: CType },
     /// Somewhere a pointer points: not modelled.
     Mem(CType),
+    /// An object in memory at an address (the memory model, [`crate::cfa::build::memory`]);
+    /// `opaque` when reached through a union member (reads are any value).
+    At { addr: Expr, ty: CType, opaque: bool },
 }
 
 impl Place {
     pub fn ty(&self) -> &CType {
         match self {
-            Place::Obj { ty, .. } | Place::Mem(ty) => ty,
+            Place::Obj { ty, .. } | Place::Mem(ty) | Place::At { ty, .. } => ty,
         }
     }
 }
@@ -152,6 +155,10 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                         let p = Place::Obj { obj, idx: Vec::new(), ty };
                         Ok(self.read(&p, span))
                     }
+                    Some(Sym::At(addr, ty)) => {
+                        let p = Place::At { addr, ty, opaque: false };
+                        Ok(self.read(&p, span))
+                    }
                     // The by-reference pre-pass admits no such use; stay sound if one slips by.
                     Some(Sym::Ref(_, ty)) => Ok(self.unknown_of(&ty, Imprecision::Address)),
                     Some(Sym::EnumConst(v, t)) => Ok(Value::Int(Expr::Const(v, t), CType::Int(t))),
@@ -177,6 +184,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 Constant::Character(s) => Value::Int(Expr::Const(super::consts::char_literal(s), IntTy::INT), CType::Int(IntTy::INT)),
                 Constant::Float(_) => Value::Float,
             }),
+            Expression::StringLiteral(s) if self.memory_on() => Ok(self.string_literal(&s.node, span)),
             Expression::StringLiteral(_) => Ok(self.unknown_ptr(CType::Int(IntTy::I8), Imprecision::Address)),
             Expression::Member(_) | Expression::BinaryOperator(_) if is_place_expr(&e.node) => {
                 let p = self.place(e)?;
@@ -185,6 +193,13 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             Expression::Call(c) => self.call(c, span, None),
             Expression::CompoundLiteral(cl) => {
                 let ty = self.cx.type_name(&cl.node.type_name.node, cl.node.type_name.span)?;
+                if self.memory_on() {
+                    // In memory: its address may be taken.
+                    let addr = self.memory_object(&ty, span);
+                    let p = Place::At { addr, ty: ty.clone(), opaque: false };
+                    super::init::init_list(self, &p, &ty, &cl.node.initializer_list, span)?;
+                    return Ok(self.read(&p, span));
+                }
                 let obj = Rc::new(self.alloc("__literal", &ty, super::Store::Local, true)?);
                 let p = Place::Obj { obj, idx: Vec::new(), ty: ty.clone() };
                 super::init::init_list(self, &p, &ty, &cl.node.initializer_list, span)?;

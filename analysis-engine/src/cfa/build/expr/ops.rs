@@ -61,6 +61,9 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 self.st.address_of = false;
                 let p = p?;
                 let ty = p.ty().clone();
+                if let Place::At { addr, .. } = &p {
+                    return Ok(Value::Int(addr.clone(), CType::Ptr(Box::new(ty))));
+                }
                 if let Place::Obj { obj, .. } = &p {
                     let o = obj.clone();
                     self.escape(&o);
@@ -119,6 +122,10 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 let pt = t.promote();
                 let op = if inc { BinOp::Add } else { BinOp::Sub };
                 Value::Int(Expr::Binary(op, Box::new(e.cast(pt)), Box::new(Expr::Const(1, pt)), pt), CType::Int(pt))
+            }
+            Value::Int(e, CType::Ptr(elem)) if self.memory_on() => {
+                let moved = self.pointer_add(e, Expr::Const(1, IntTy::I64), &elem, !inc);
+                Value::Int(moved, CType::Ptr(elem))
             }
             Value::Int(_, ty) => self.unknown_of(&ty, Imprecision::Address),
             other => other,
@@ -197,6 +204,23 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             }
             _ => return Err(self.err(span, "invalid operands of a binary operator")),
         };
+        if (lt.is_pointer() || rt.is_pointer()) && self.memory_on() {
+            let elem = |t: &CType| t.pointee().cloned().unwrap_or(CType::Void);
+            let t = self.cx.types.long(true);
+            return Ok(match op {
+                _ if op.is_comparison() => Value::Int(self.pointer_compare(op, le, re), CType::Int(IntTy::INT)),
+                BinOp::Sub if lt.is_pointer() && rt.is_pointer() => Value::Int(self.pointer_diff(le, re, &elem(&lt)), CType::Int(t)),
+                BinOp::Add | BinOp::Sub if lt.is_pointer() => {
+                    Value::Int(self.pointer_add(le, re, &elem(&lt), op == BinOp::Sub), lt.clone())
+                }
+                BinOp::Add => Value::Int(self.pointer_add(re, le, &elem(&rt), false), rt.clone()),
+                // Bit operations on a pointer (alignment tricks): the address is not modelled.
+                _ => {
+                    let pty = if lt.is_pointer() { lt } else { rt };
+                    self.unknown_of(&pty, Imprecision::Address)
+                }
+            });
+        }
         if lt.is_pointer() || rt.is_pointer() {
             let pt = self.cx.types.ptr_int();
             if op.is_comparison() {

@@ -28,6 +28,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         match &e.node {
             Expression::Identifier(id) => match self.cx.lookup(&id.node.name).cloned() {
                 Some(Sym::Var(obj, ty)) => Ok(Place::Obj { obj, idx: Vec::new(), ty }),
+                Some(Sym::At(addr, ty)) => Ok(Place::At { addr, ty, opaque: false }),
                 Some(Sym::Ref(_, ty)) => Ok(Place::Mem(ty)),
                 Some(_) => Err(self.err(span, format!("`{}` is not an object", id.node.name))),
                 None => Err(self.err(span, format!("use of undeclared identifier `{}`", id.node.name))),
@@ -40,7 +41,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                         None => {
                             let v = self.value(&m.node.expression)?;
                             let pt = value_type(&v).pointee().cloned().unwrap_or(CType::Void);
-                            Place::Mem(pt)
+                            self.pointee_place(v, pt)
                         }
                     },
                 };
@@ -70,8 +71,18 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                             idx.push(i);
                             Ok(Place::Obj { obj, idx, ty: *elem })
                         }
+                        Place::At { addr, opaque, .. } => {
+                            Ok(Place::At { addr: self.pointer_add(addr, i, &elem, false), ty: *elem, opaque })
+                        }
                         Place::Mem(_) => Ok(Place::Mem(*elem)),
                     },
+                    CType::Ptr(elem) if self.memory_on() => {
+                        let v = self.value(arr)?;
+                        match v {
+                            Value::Int(p, _) => Ok(Place::At { addr: self.pointer_add(p, i, &elem, false), ty: *elem, opaque: false }),
+                            _ => Ok(Place::Mem(*elem)),
+                        }
+                    }
                     CType::Ptr(elem) => {
                         let _ = self.value(arr)?;
                         if let Some((name, n)) = self.block_of(arr).filter(|_| !addressed) {
@@ -95,11 +106,12 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                             idx.push(Expr::Const(0, IntTy::I64));
                             Ok(Place::Obj { obj, idx, ty: *elem })
                         }
+                        Place::At { addr, opaque, .. } => Ok(Place::At { addr, ty: *elem, opaque }),
                         Place::Mem(_) => Ok(Place::Mem(*elem)),
                     },
                     CType::Ptr(p) => {
-                        let _ = self.value(&u.node.operand)?;
-                        Ok(Place::Mem(*p))
+                        let v = self.value(&u.node.operand)?;
+                        Ok(self.pointee_place(v, *p))
                     }
                     CType::Func(_) => Ok(Place::Mem(inner_ty)),
                     _ => Err(self.err(span, "dereference of something that is not a pointer")),
@@ -145,15 +157,18 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         let Some(fields) = def.fields.clone() else {
             return Err(self.err(span, format!("member `{}` of an incomplete type", fname)));
         };
-        if let Some((_, fty)) = fields.iter().find(|(n, _)| n == fname) {
-            let fty = fty.clone();
+        if let Some(k) = fields.iter().position(|(n, _)| n == fname) {
+            let fty = fields[k].1.clone();
+            if let Place::At { addr, opaque, .. } = &base {
+                return Ok(self.member_at(addr, *opaque || union, sid, k, fty));
+            }
             return Ok(match base {
                 Place::Obj { obj, idx, .. } if !union => match obj.field(fname) {
                     Some(o) => Place::Obj { obj: o, idx, ty: fty },
                     None => Place::Obj { obj: Rc::new(Obj::Opaque), idx, ty: fty },
                 },
                 Place::Obj { idx, .. } => Place::Obj { obj: Rc::new(Obj::Opaque), idx, ty: fty },
-                Place::Mem(_) => Place::Mem(fty),
+                Place::Mem(_) | Place::At { .. } => Place::Mem(fty),
             });
         }
         // C11 anonymous members: look inside unnamed struct/union fields.
@@ -173,6 +188,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                             Place::Obj { obj: o.unwrap_or_else(|| Rc::new(Obj::Opaque)), idx: idx.clone(), ty: fty.clone() }
                         }
                         Place::Obj { idx, .. } => Place::Obj { obj: Rc::new(Obj::Opaque), idx: idx.clone(), ty: fty.clone() },
+                        Place::At { addr, opaque, .. } => self.member_at(addr, *opaque || union, sid, j, fty.clone()),
                         Place::Mem(_) => Place::Mem(fty.clone()),
                     };
                     return self.field_place(sub, *inner, fname, span);
@@ -180,6 +196,24 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             }
         }
         Err(self.err(span, format!("no member named `{}` in `{}`", fname, self.cx.types.display(&CType::Struct(sid)))))
+    }
+
+    /// The place a pointer value points to: in memory with the memory model, else unmodelled.
+    pub(super) fn pointee_place(&mut self, v: Value, pointee: CType) -> Place {
+        match v {
+            Value::Int(p, _) if self.memory_on() => Place::At { addr: p, ty: pointee, opaque: false },
+            _ => Place::Mem(pointee),
+        }
+    }
+
+    /// Member `k` (of type `fty`) of the struct or union `sid` at `addr`; bit-fields are
+    /// opaque (their storage unit is shared with their neighbours).
+    pub(super) fn member_at(&self, addr: &Expr, opaque: bool, sid: usize, k: usize, fty: CType) -> Place {
+        let off = self.cx.types.struct_layout(sid).and_then(|l| l.offsets.get(k).copied().flatten());
+        match off {
+            Some(o) => Place::At { addr: crate::cfa::build::memory::displace(addr, Expr::Const(o as i128, IntTy::U64)), ty: fty, opaque },
+            None => Place::At { addr: addr.clone(), ty: fty, opaque: true },
+        }
     }
 
     /// Linear index of a fully subscripted array element.
@@ -251,6 +285,12 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         }
         let within =
             Expr::Binary(BinOp::Lt, Box::new(index.clone().cast(IntTy::U64)), Box::new(Expr::Const(total as i128, IntTy::U64)), IntTy::INT);
+        self.branch_to_target(within, what, span);
+    }
+
+    /// Continues where `within` holds; where it does not, reaches an out-of-bounds target
+    /// whose condition `what` names the access.
+    pub(in crate::cfa::build) fn branch_to_target(&mut self, within: Expr, what: String, span: LSpan) {
         let sp = self.span(span);
         let (ok, bad) = (self.new_node(), self.new_node());
         let cur = self.st.cur;
@@ -287,12 +327,19 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             CType::Void => return Value::Void,
             CType::Array(..) | CType::Func(_) => {
                 // Decay to a pointer: the object's address escapes.
+                if let Place::At { addr, .. } = p {
+                    return Value::Int(addr.clone(), CType::Ptr(Box::new(ty.pointee().cloned().unwrap_or(CType::Void))));
+                }
                 if let Place::Obj { obj, .. } = p {
                     self.escape(obj);
                 }
                 return self.unknown_ptr(ty.pointee().cloned().unwrap_or(CType::Void), Imprecision::Address);
             }
             CType::Int(_) | CType::Ptr(_) => {}
+        }
+        if let Place::At { addr, opaque, .. } = p {
+            let v = self.load(addr, &ty, span);
+            return if *opaque { self.unknown_of(&ty, Imprecision::Union) } else { v };
         }
         let it = self.cx.types.int_of(&ty).expect("integer-like");
         let e = match p {
@@ -312,7 +359,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 Obj::Opaque => Expr::Unknown(it, Imprecision::Union),
                 _ => Expr::Unknown(it, Imprecision::Other),
             },
-            Place::Mem(_) => Expr::Unknown(it, Imprecision::PointerRead),
+            Place::Mem(_) | Place::At { .. } => Expr::Unknown(it, Imprecision::PointerRead),
         };
         Value::Int(e, ty)
     }
@@ -327,6 +374,19 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         match p {
             Place::Mem(_) => {
                 self.stmt_edge(Stmt::HavocMemory(Imprecision::PointerWrite), sp);
+                Ok(())
+            }
+            Place::At { addr, opaque, .. } => {
+                if matches!(ty, CType::Array(..)) {
+                    return Err(self.err(span, "assignment to an array"));
+                }
+                if *opaque {
+                    // A union member or bit-field: its reads are any value anyway.
+                    let bytes = self.cx.types.size_of(&ty).unwrap_or(1);
+                    self.check_access(addr, bytes, span);
+                    return Ok(());
+                }
+                self.store(addr, v, &ty, span);
                 Ok(())
             }
             Place::Obj { obj, idx, .. } => {
@@ -361,59 +421,102 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
 
     /// Struct assignment, leaf by leaf.
     fn copy_agg(&mut self, dst: &Place, v: Value, span: LSpan) -> BResult<()> {
-        let sp = self.span(span);
         let src = match v {
             Value::Agg(p, _) => Some(p),
             _ => None,
         };
-        match (dst, &src) {
-            (Place::Mem(_), _) => {
-                self.stmt_edge(Stmt::HavocMemory(Imprecision::PointerWrite), sp);
-                Ok(())
-            }
-            (Place::Obj { obj: dobj, idx: didx, ty }, src) => {
-                let CType::Struct(sid) = ty else { return Ok(()) };
-                let fields = self.cx.types.structs[*sid].fields.clone().unwrap_or_default();
-                if self.cx.types.structs[*sid].union {
+        let ty = dst.ty().clone();
+        self.copy_object(dst, src.as_ref(), &ty, span)
+    }
+
+    /// Copies the object at `src` (unknown contents if `None`) of type `ty` to `dst`.
+    fn copy_object(&mut self, dst: &Place, src: Option<&Place>, ty: &CType, span: LSpan) -> BResult<()> {
+        let sp = self.span(span);
+        if let Place::Mem(_) = dst {
+            self.stmt_edge(Stmt::HavocMemory(Imprecision::PointerWrite), sp);
+            return Ok(());
+        }
+        match ty {
+            CType::Struct(sid) => {
+                let sid = *sid;
+                if self.cx.types.structs[sid].union {
+                    // Union members are opaque: nothing to copy.
                     return Ok(());
                 }
-                for (fname, fty) in fields {
-                    let dfield = match dobj.field(&fname) {
-                        Some(o) => o,
-                        None if fname.is_empty() => dobj.clone(),
-                        None => continue,
-                    };
-                    let dp = Place::Obj { obj: dfield, idx: didx.clone(), ty: fty.clone() };
-                    let sv = match src {
-                        Some(Place::Obj { obj: sobj, idx: sidx, .. }) => {
-                            let sfield = match sobj.field(&fname) {
-                                Some(o) => o,
-                                None if fname.is_empty() => sobj.clone(),
-                                None => Rc::new(Obj::Opaque),
-                            };
-                            let sp2 = Place::Obj { obj: sfield, idx: sidx.clone(), ty: fty.clone() };
-                            self.read_for_copy(&sp2, span)
-                        }
-                        Some(Place::Mem(_)) => self.unknown_of(&fty, Imprecision::PointerRead),
-                        None => self.unknown_of(&fty, Imprecision::Other),
-                    };
-                    match (&fty, sv) {
-                        (CType::Array(..), _) => {
-                            // Arrays inside structs: copy element-wise is not modelled.
-                            let mut vars = Vec::new();
-                            if let Place::Obj { obj, .. } = &dp {
-                                obj.vars(&mut vars);
-                            }
-                            let sp = self.span(span);
-                            for var in vars {
-                                self.stmt_edge(Stmt::Assign(LValue::Var(var), Expr::Unknown(IntTy::I32, Imprecision::Other)), sp);
-                            }
-                        }
-                        (_, sv) => self.write(&dp, sv, span)?,
-                    }
+                let fields = self.cx.types.structs[sid].fields.clone().unwrap_or_default();
+                for (k, (fname, fty)) in fields.iter().enumerate() {
+                    let d = self.member(dst, sid, k, fname, fty);
+                    let s = src.map(|s| self.member(s, sid, k, fname, fty));
+                    self.copy_object(&d, s.as_ref(), fty, span)?;
                 }
                 Ok(())
             }
+            CType::Array(elem, n) if matches!(dst, Place::At { .. }) || matches!(src, Some(Place::At { .. })) => match n {
+                Some(n) if *n <= COPY_LIMIT => {
+                    for i in 0..*n {
+                        let d = self.element(dst, i, elem);
+                        let s = src.map(|s| self.element(s, i, elem));
+                        self.copy_object(&d, s.as_ref(), elem, span)?;
+                    }
+                    Ok(())
+                }
+                _ => {
+                    self.note(span, "copy of a large array member is not modelled");
+                    self.stmt_edge(Stmt::Unsupported("copy of a large array member".into()), sp);
+                    Ok(())
+                }
+            },
+            CType::Array(..) => {
+                // Arrays inside structs (as variables): an element-wise copy is not modelled.
+                let mut vars = Vec::new();
+                if let Place::Obj { obj, .. } = dst {
+                    obj.vars(&mut vars);
+                }
+                for var in vars {
+                    self.stmt_edge(Stmt::Assign(LValue::Var(var), Expr::Unknown(IntTy::I32, Imprecision::Other)), sp);
+                }
+                Ok(())
+            }
+            _ => {
+                let sv = match src {
+                    Some(s) => self.read_for_copy(s, span),
+                    None => self.unknown_of(ty, Imprecision::Other),
+                };
+                self.write(dst, sv, span)
+            }
+        }
+    }
+
+    /// Member `k` (named `fname`, of type `fty`) of a struct place.
+    pub(in crate::cfa::build) fn member(&self, p: &Place, sid: usize, k: usize, fname: &str, fty: &CType) -> Place {
+        match p {
+            Place::Obj { obj, idx, .. } => {
+                let fo = match &**obj {
+                    Obj::Struct(fs) => fs.get(k).map(|(_, o)| o.clone()),
+                    _ => None,
+                };
+                let fo = fo.unwrap_or_else(|| if fname.is_empty() { obj.clone() } else { Rc::new(Obj::Opaque) });
+                Place::Obj { obj: fo, idx: idx.clone(), ty: fty.clone() }
+            }
+            Place::At { addr, opaque, .. } => self.member_at(addr, *opaque, sid, k, fty.clone()),
+            Place::Mem(_) => Place::Mem(fty.clone()),
+        }
+    }
+
+    /// Element `i` of an array place.
+    pub(in crate::cfa::build) fn element(&self, p: &Place, i: u64, elem: &CType) -> Place {
+        match p {
+            Place::Obj { obj, idx, .. } => {
+                let mut idx = idx.clone();
+                idx.push(Expr::Const(i as i128, IntTy::I64));
+                Place::Obj { obj: obj.clone(), idx, ty: elem.clone() }
+            }
+            Place::At { addr, opaque, .. } => Place::At {
+                addr: self.pointer_add(addr.clone(), Expr::Const(i as i128, IntTy::I64), elem, false),
+                ty: elem.clone(),
+                opaque: *opaque,
+            },
+            Place::Mem(_) => Place::Mem(elem.clone()),
         }
     }
 
@@ -424,16 +527,23 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         }
     }
 
-    /// Marks every variable of an object as address-taken.
+    /// Marks every variable of an object as address-taken. With the memory model, such an
+    /// object should have been in memory: the model gives up on the program.
     pub fn escape(&mut self, obj: &Obj) {
         if self.st.dry > 0 {
             return;
+        }
+        if self.memory_on() && !matches!(obj, Obj::Opaque) {
+            self.memory_gives_up("the address of an object outside memory is taken");
         }
         let mut vars = Vec::new();
         obj.vars(&mut vars);
         self.cx.escaped.extend(vars);
     }
 }
+
+/// The most elements of an array member a struct copy in memory writes one by one.
+const COPY_LIMIT: u64 = 256;
 
 fn has_anonymous_field(types: &crate::cfa::build::types::TypeTable, sid: usize, name: &str) -> bool {
     let Some(fields) = &types.structs[sid].fields else { return false };

@@ -1,0 +1,650 @@
+//! The memory model of the CFA builder (DESIGN.md "Memory"; issue 22): objects whose address
+//! is taken or that decay to pointers, allocations and string literals live in memory, and
+//! pointers are `(object, byte offset)` pairs, lowered into the IR the analyses already know.
+//!
+//! * A pointer is one 64-bit integer: the object id in the high 32 bits, the byte offset in the
+//!   low 32 (null is 0, object ids start at 1). Pointer arithmetic is integer arithmetic on it,
+//!   so `p + i` stays in its object; pointers of different objects never compare equal, and
+//!   relational comparison or subtraction across objects (undefined in C) is any value.
+//! * Memory is typed by access width, as CPAchecker's predicate analysis does it (one array per
+//!   type, Burstall-Bornat): the arrays `__mem8` … `__mem128` hold the integers stored with that
+//!   width at each address and `__memp` the pointers. This is exact as long as no byte is read
+//!   with another type than it was written with; the builder gives up on the model (and the
+//!   program is built as before it, every pointer access over-approximated) when the program
+//!   converts between pointers to different scalar types, which is how such type punning
+//!   happens (see [`Memory::fallback`]).
+//! * `__size[o]` is the size of object `o` in bytes (0 before it exists and after `free`): an
+//!   access of `k` bytes at `p` is valid when `offset(p) + k <= __size[object(p)]`, which
+//!   excludes null (object 0), freed blocks and accesses outside the object. Each access that
+//!   is not valid by construction branches to a [`crate::cfa::TargetKind::OutOfBounds`] target.
+//! * Static objects (globals, address-taken locals, string literals) have fixed ids, their
+//!   sizes are set by the start function; allocations take the next id of `__next` (from
+//!   [`HEAP_BASE`]), so `free` can tell them apart. The contents of an object that nothing
+//!   wrote are arbitrary (an allocation's), objects of static storage are zeroed leaf by leaf.
+
+use std::collections::HashSet;
+
+use lang_c::span::Span as LSpan;
+
+use super::expr::{Place, Value};
+use super::func::FnBuilder;
+use super::types::CType;
+use super::BResult;
+use crate::cfa::EdgeKind;
+use crate::ir::{BinOp, Expr, Imprecision, IntTy, LValue, Stmt, VarId, VarInfo, VarKind};
+
+/// Bits of an encoded pointer that hold the byte offset.
+pub const OFFSET_BITS: u32 = 32;
+/// Object ids from here on are allocations (`malloc`, `calloc`, …): only they may be freed.
+pub const HEAP_BASE: i128 = 1 << 30;
+/// The largest object the encoding holds (offsets are 32-bit).
+pub const MAX_OBJECT: u64 = (1 << 31) - 1;
+
+/// A declaration, identified across the two builds of a program: the byte offset of its
+/// declarator in the preprocessed source and its name.
+pub type DeclKey = (usize, String);
+
+/// The memory arrays, one per access width (and one for pointers).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Class {
+    B8,
+    B16,
+    B32,
+    B64,
+    B128,
+    Ptr,
+}
+
+impl Class {
+    pub const ALL: [Class; 6] = [Class::B8, Class::B16, Class::B32, Class::B64, Class::B128, Class::Ptr];
+
+    /// The IR type of a cell.
+    pub fn cell(self) -> IntTy {
+        match self {
+            Class::B8 => IntTy::U8,
+            Class::B16 => IntTy::U16,
+            Class::B32 => IntTy::U32,
+            Class::B64 | Class::Ptr => IntTy::U64,
+            Class::B128 => IntTy::new(128, false),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Class::B8 => "__mem8",
+            Class::B16 => "__mem16",
+            Class::B32 => "__mem32",
+            Class::B64 => "__mem64",
+            Class::B128 => "__mem128",
+            Class::Ptr => "__memp",
+        }
+    }
+
+    fn of_int(t: IntTy) -> Class {
+        match t.bits {
+            0..=8 => Class::B8,
+            9..=16 => Class::B16,
+            17..=32 => Class::B32,
+            33..=64 => Class::B64,
+            _ => Class::B128,
+        }
+    }
+}
+
+/// The state of the memory model during a build (absent when the program needs none).
+pub struct Memory {
+    /// Declarations whose objects live in memory: those whose address the first build saw
+    /// taken (or that decayed to a pointer).
+    pub keys: HashSet<DeclKey>,
+    /// The memory arrays, indexed by [`Class`] order.
+    pub cells: [VarId; 6],
+    /// `__size`: object id → size in bytes.
+    pub size: VarId,
+    /// `__next`: the id the next allocation gets.
+    pub next: VarId,
+    /// The sizes of the static objects so far (ids 1, 2, …).
+    pub sizes: Vec<u64>,
+    /// Why the model cannot be used for this program (then it is built without it).
+    pub fallback: Option<String>,
+    /// The shapes of the pointees of pointers converted to or from `void *` (see
+    /// `check_punning`): more than one means memory may be read with another type.
+    pub void_shapes: Vec<CType>,
+}
+
+impl Memory {
+    pub fn cell(&self, c: Class) -> VarId {
+        self.cells[Class::ALL.iter().position(|x| *x == c).expect("class")]
+    }
+}
+
+/// The object id of an encoded pointer, as an array index.
+pub fn object_of(addr: &Expr) -> Expr {
+    let a = addr.clone().cast(IntTy::U64);
+    Expr::Binary(BinOp::Shr, Box::new(a), Box::new(Expr::Const(OFFSET_BITS as i128, IntTy::U64)), IntTy::U64).cast(IntTy::I64)
+}
+
+/// The byte offset of an encoded pointer.
+pub fn offset_of(addr: &Expr) -> Expr {
+    let a = addr.clone().cast(IntTy::U64);
+    Expr::Binary(BinOp::BitAnd, Box::new(a), Box::new(Expr::Const((1i128 << OFFSET_BITS) - 1, IntTy::U64)), IntTy::U64)
+}
+
+/// The encoded pointer to the start of object `id`.
+pub fn object_start(id: i128) -> Expr {
+    Expr::Const(id << OFFSET_BITS, IntTy::U64)
+}
+
+/// `addr + bytes` on encoded pointers (folded when both are constants).
+pub fn displace(addr: &Expr, bytes: Expr) -> Expr {
+    let b = bytes.cast(IntTy::U64);
+    if b.constant() == Some(0) {
+        return addr.clone();
+    }
+    if let (Some(x), Some(y)) = (addr.constant(), b.constant()) {
+        return Expr::Const(IntTy::U64.wrap(x + y), IntTy::U64);
+    }
+    Expr::Binary(BinOp::Add, Box::new(addr.clone().cast(IntTy::U64)), Box::new(b), IntTy::U64)
+}
+
+fn same_object(a: &Expr, b: &Expr) -> Expr {
+    Expr::Binary(BinOp::Eq, Box::new(object_of(a)), Box::new(object_of(b)), IntTy::INT)
+}
+
+impl<'a, 'p> FnBuilder<'a, 'p> {
+    /// Whether the program is built with the memory model.
+    pub fn memory_on(&self) -> bool {
+        self.cx.mem.is_some()
+    }
+
+    /// Records that the memory model cannot be used for this program (the build is redone
+    /// without it).
+    pub fn memory_gives_up(&mut self, why: impl Into<String>) {
+        if let Some(m) = self.cx.mem.as_mut() {
+            m.fallback.get_or_insert_with(|| why.into());
+        }
+    }
+
+    /// Creates a static object of `bytes` bytes (its size is set by the start function) and
+    /// returns its address.
+    pub fn static_object(&mut self, bytes: u64, span: LSpan) -> Expr {
+        let (id, size) = {
+            let m = self.cx.mem.as_mut().expect("memory model");
+            m.sizes.push(bytes);
+            (m.sizes.len() as i128, m.size)
+        };
+        if id >= HEAP_BASE || bytes > MAX_OBJECT {
+            self.memory_gives_up("an object too large for the memory model");
+        }
+        let sp = self.span(span);
+        let set = Stmt::Assign(LValue::Elem(size, Expr::Const(id, IntTy::I64)), Expr::Const(bytes as i128, IntTy::U64));
+        self.in_start_emit(EdgeKind::Declaration(set), sp);
+        object_start(id)
+    }
+
+    /// Emits an edge at the current end of the start function (sizes of static objects).
+    fn in_start_emit(&mut self, kind: EdgeKind, sp: crate::cfa::Span) {
+        if self.st.dry > 0 {
+            return;
+        }
+        match self.cx.start.take() {
+            Some(mut start) => {
+                let mut b = FnBuilder { cx: self.cx, st: &mut start };
+                b.emit(kind, sp);
+                self.cx.start = Some(start);
+            }
+            // Building the start function itself.
+            None => self.emit(kind, sp),
+        }
+    }
+
+    /// The memory array and IR type a scalar of type `ty` is stored with (`None` for floats
+    /// and aggregates).
+    pub fn cell_of(&self, ty: &CType) -> Option<(VarId, IntTy)> {
+        let m = self.cx.mem.as_ref()?;
+        match ty {
+            CType::Ptr(_) => Some((m.cell(Class::Ptr), IntTy::U64)),
+            CType::Int(t) => Some((m.cell(Class::of_int(*t)), *t)),
+            _ => None,
+        }
+    }
+
+    /// Branches to an out-of-bounds target unless `bytes` bytes at `addr` lie inside a live
+    /// object (null, freed blocks and dangling offsets included). `what` names the access.
+    pub fn check_access(&mut self, addr: &Expr, bytes: u64, span: LSpan) {
+        if self.st.dry > 0 || self.st.checked > 0 || !self.cx.bounds_checks {
+            return;
+        }
+        let Some(m) = self.cx.mem.as_ref() else { return };
+        let size = m.size;
+        if let Some(a) = addr.constant() {
+            // A static object's own field or element: valid by construction when inside it.
+            let (id, off) = (a >> OFFSET_BITS, a & ((1 << OFFSET_BITS) - 1));
+            if id > 0 && m.sizes.get(id as usize - 1).is_some_and(|&n| off + bytes as i128 <= n as i128) {
+                return;
+            }
+        }
+        let end = Expr::Binary(BinOp::Add, Box::new(offset_of(addr)), Box::new(Expr::Const(bytes as i128, IntTy::U64)), IntTy::U64);
+        let limit = Expr::Elem(size, Box::new(object_of(addr)), IntTy::U64);
+        let within = Expr::Binary(BinOp::Le, Box::new(end), Box::new(limit), IntTy::INT);
+        self.branch_to_target(within, format!("access `{}`", self.source_text(span)), span);
+    }
+
+    /// Loads a scalar of type `ty` from `addr` (checked).
+    pub fn load(&mut self, addr: &Expr, ty: &CType, span: LSpan) -> Value {
+        let bytes = self.cx.types.size_of(ty).unwrap_or(1);
+        if !matches!(ty, CType::Struct(_) | CType::Array(..)) {
+            self.check_access(addr, bytes, span);
+        }
+        match self.cell_of(ty) {
+            Some((arr, it)) => {
+                let cell = Expr::Elem(arr, Box::new(addr.clone().cast(IntTy::I64)), self.cx.mem_cell_ty(arr));
+                Value::Int(cell.cast(it), ty.clone())
+            }
+            None => match ty {
+                CType::Float(_) => Value::Float,
+                _ => self.unknown_of(ty, Imprecision::PointerRead),
+            },
+        }
+    }
+
+    /// Stores a scalar value of type `ty` at `addr` (checked).
+    pub fn store(&mut self, addr: &Expr, v: Value, ty: &CType, span: LSpan) {
+        let bytes = self.cx.types.size_of(ty).unwrap_or(1);
+        self.check_access(addr, bytes, span);
+        let sp = self.span(span);
+        let Some((arr, _)) = self.cell_of(ty) else {
+            // A float: not tracked, and a later read of these bytes as an integer would be
+            // type punning, which the model excludes.
+            return;
+        };
+        let cty = self.cx.mem_cell_ty(arr);
+        let conv = self.convert(v, ty);
+        let e = match conv {
+            Value::Int(e, _) => e.cast(cty),
+            _ => Expr::Unknown(cty, Imprecision::Float),
+        };
+        self.stmt_edge(Stmt::Assign(LValue::Elem(arr, addr.clone().cast(IntTy::I64)), e), sp);
+    }
+
+    /// Pointer plus integer (`p + i` with `i` in elements of `elem`).
+    pub fn pointer_add(&self, p: Expr, i: Expr, elem: &CType, negate: bool) -> Expr {
+        let size = match elem {
+            CType::Void | CType::Func(_) => 1,
+            t => self.cx.types.size_of(t).unwrap_or(1),
+        };
+        let i = i.cast(IntTy::I64).cast(IntTy::U64);
+        let scaled =
+            if size == 1 { i } else { Expr::Binary(BinOp::Mul, Box::new(i), Box::new(Expr::Const(size as i128, IntTy::U64)), IntTy::U64) };
+        let scaled = if negate { Expr::Unary(crate::ir::UnOp::Neg, Box::new(scaled), IntTy::U64) } else { scaled };
+        displace(&p, scaled)
+    }
+
+    /// A pointer comparison: equality compares the encoded values; an order between pointers
+    /// into different objects is unspecified (any value).
+    pub fn pointer_compare(&self, op: BinOp, a: Expr, b: Expr) -> Expr {
+        let (a, b) = (a.cast(IntTy::U64), b.cast(IntTy::U64));
+        let cmp = Expr::Binary(op, Box::new(a.clone()), Box::new(b.clone()), IntTy::INT);
+        if matches!(op, BinOp::Eq | BinOp::Ne) {
+            return cmp;
+        }
+        Expr::Ite(Box::new(same_object(&a, &b)), Box::new(cmp), Box::new(Expr::Unknown(IntTy::INT, Imprecision::Address)), IntTy::INT)
+    }
+
+    /// `p - q` in elements of `elem`: defined only inside one object.
+    pub fn pointer_diff(&self, a: Expr, b: Expr, elem: &CType) -> Expr {
+        let t = self.cx.types.long(true);
+        let size = self.cx.types.size_of(elem).filter(|&s| s > 0).unwrap_or(1);
+        let (a, b) = (a.cast(IntTy::U64), b.cast(IntTy::U64));
+        let bytes = Expr::Binary(BinOp::Sub, Box::new(a.clone()), Box::new(b.clone()), IntTy::U64).cast(IntTy::I64);
+        let elems = if size == 1 {
+            bytes
+        } else {
+            Expr::Binary(BinOp::Div, Box::new(bytes), Box::new(Expr::Const(size as i128, IntTy::I64)), IntTy::I64)
+        };
+        Expr::Ite(Box::new(same_object(&a, &b)), Box::new(elems.cast(t)), Box::new(Expr::Unknown(t, Imprecision::Address)), t)
+    }
+
+    /// The source text of a span (for messages), shortened.
+    pub fn source_text(&self, span: LSpan) -> String {
+        let pp = &self.cx.parsed.pp;
+        let text = pp.get(span.start..span.end.min(pp.len())).unwrap_or("");
+        let one: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        if one.chars().count() > 40 {
+            format!("{}…", one.chars().take(40).collect::<String>())
+        } else {
+            one
+        }
+    }
+}
+
+/// The prefix of the build error that makes [`super::build_program_with`] use the build
+/// without the memory model.
+pub const GIVE_UP: &str = "the memory model does not apply";
+
+/// Starts a build with the memory model: its arrays and counters as synthetic globals, set up
+/// at the start of the start function (memory arbitrary, no object exists yet).
+pub(super) fn set_up(cx: &mut super::ProgCx, keys: HashSet<DeclKey>) -> BResult<()> {
+    let global = |cx: &mut super::ProgCx, name: &str, kind: VarKind| -> BResult<VarId> {
+        if cx.globals.len() >= VarId::LIMIT {
+            return Err(cx.err(LSpan::none(), "too many global variables".into()));
+        }
+        cx.globals.push(VarInfo { name: name.into(), kind, synthetic: true, pointer: false });
+        Ok(VarId::global(cx.globals.len() - 1))
+    };
+    let mut cells = [VarId(0); 6];
+    for (k, c) in Class::ALL.iter().enumerate() {
+        cells[k] = global(cx, c.name(), VarKind::Array { elem: c.cell(), len: None })?;
+    }
+    let size = global(cx, "__size", VarKind::Array { elem: IntTy::U64, len: None })?;
+    let next = global(cx, "__next", VarKind::Int(IntTy::I64))?;
+    cx.escaped.extend(cells.iter().copied());
+    cx.escaped.insert(size);
+    let mut start = cx.start.take().expect("start function");
+    {
+        let mut b = FnBuilder { cx, st: &mut start };
+        for &c in &cells {
+            b.emit(EdgeKind::Declaration(Stmt::InitArray { var: c, zero: false }), Default::default());
+        }
+        b.emit(EdgeKind::Declaration(Stmt::InitArray { var: size, zero: true }), Default::default());
+        b.emit(EdgeKind::Declaration(Stmt::Assign(LValue::Var(next), Expr::Const(HEAP_BASE, IntTy::I64))), Default::default());
+    }
+    cx.start = Some(start);
+    cx.types.encoded_pointers = true;
+    cx.mem = Some(Memory { keys, cells, size, next, sizes: Vec::new(), fallback: None, void_shapes: Vec::new() });
+    Ok(())
+}
+
+impl super::ProgCx<'_> {
+    /// The IR type of the cells of memory array `arr`.
+    pub(super) fn mem_cell_ty(&self, arr: VarId) -> IntTy {
+        self.globals[arr.index()].int_ty()
+    }
+}
+
+/// The most scalar leaves an object's initialisation in memory writes one by one.
+const LEAF_LIMIT: usize = 4096;
+
+impl<'a, 'p> FnBuilder<'a, 'p> {
+    /// Whether declaration `key` lives in memory in this build.
+    pub fn in_memory(&self, key: &DeclKey) -> bool {
+        self.cx.mem.as_ref().is_some_and(|m| m.keys.contains(key))
+    }
+
+    /// Records which declaration the variables of `obj` belong to (for the second build).
+    pub fn record_declaration(&mut self, obj: &super::types::Obj, key: DeclKey) {
+        let mut vars = Vec::new();
+        obj.vars(&mut vars);
+        for v in vars {
+            self.cx.decl_keys.insert(v, key.clone());
+        }
+    }
+
+    /// The memory object of a declaration of type `ty`: its address (the model gives up on
+    /// types of unknown or variable size).
+    pub fn memory_object(&mut self, ty: &CType, span: LSpan) -> Expr {
+        let size = match self.cx.types.size_of(ty) {
+            Some(n) if !self.cx.types.is_variable(ty) => n,
+            _ => {
+                self.memory_gives_up("an object of variable or unknown size");
+                0
+            }
+        };
+        self.static_object(size, span)
+    }
+
+    /// The scalar leaves of the object at `p` (struct members and array elements), or `None`
+    /// when there are more than [`LEAF_LIMIT`].
+    fn leaves(&self, p: &Place, ty: &CType, out: &mut Vec<(Place, CType)>) -> Option<()> {
+        if out.len() > LEAF_LIMIT {
+            return None;
+        }
+        match ty {
+            CType::Struct(sid) => {
+                let def = &self.cx.types.structs[*sid];
+                if def.union {
+                    // Union members are opaque; their bytes need no value.
+                    return Some(());
+                }
+                let fields = def.fields.clone().unwrap_or_default();
+                for (k, (fname, fty)) in fields.iter().enumerate() {
+                    let m = self.member(p, *sid, k, fname, fty);
+                    self.leaves(&m, fty, out)?;
+                }
+                Some(())
+            }
+            CType::Array(elem, Some(n)) => {
+                if *n as usize > LEAF_LIMIT {
+                    return None;
+                }
+                for i in 0..*n {
+                    let e = self.element(p, i, elem);
+                    self.leaves(&e, elem, out)?;
+                }
+                Some(())
+            }
+            CType::Array(_, None) => None,
+            CType::Int(_) | CType::Ptr(_) => {
+                out.push((p.clone(), ty.clone()));
+                Some(())
+            }
+            _ => Some(()),
+        }
+    }
+
+    /// Sets every scalar of the object at `p` (in memory) to zero (static storage, braced
+    /// initialisers); the model gives up on objects with too many scalars.
+    pub fn zero_in_memory(&mut self, p: &Place, ty: &CType, span: LSpan) {
+        let mut out = Vec::new();
+        if self.leaves(p, ty, &mut out).is_none() {
+            self.memory_gives_up("zero-initialisation of a large object in memory");
+            return;
+        }
+        self.st.checked += 1;
+        for (leaf, lty) in out {
+            let zero = Value::Int(Expr::Const(0, IntTy::INT), CType::Int(IntTy::INT));
+            let _ = self.write(&leaf, zero, span);
+            let _ = lty;
+        }
+        self.st.checked -= 1;
+    }
+
+    /// Gives every scalar of the object at `p` (in memory) a value from `source`: arbitrary
+    /// for an uninitialised local, the environment's for an undefined `extern` object.
+    pub fn arbitrary_in_memory(&mut self, p: &Place, ty: &CType, source: crate::ir::InputSource, span: LSpan) {
+        let mut out = Vec::new();
+        if self.leaves(p, ty, &mut out).is_none() {
+            self.memory_gives_up("an uninitialised large object in memory");
+            return;
+        }
+        let sp = self.span(span);
+        for (leaf, lty) in out {
+            let (Place::At { addr, .. }, Some((arr, _))) = (&leaf, self.cell_of(&lty)) else { continue };
+            let lhs = LValue::Elem(arr, addr.clone().cast(IntTy::I64));
+            self.emit(EdgeKind::Declaration(Stmt::Input { lhs, source: source.clone() }), sp);
+        }
+    }
+}
+
+/// The largest block `calloc` zeroes cell by cell; a larger one has contents the model does
+/// not know (any value, never confirming a counterexample).
+const CALLOC_ZERO_LIMIT: u64 = 128;
+
+impl<'a, 'p> FnBuilder<'a, 'p> {
+    /// `malloc`, `calloc`, `realloc`, `alloca`, `valloc`, `strdup` and `free` with the memory
+    /// model (`args` are the lowered arguments).
+    pub fn memory_call(&mut self, name: &str, args: &[Value], span: LSpan) -> BResult<Value> {
+        let sp = self.span(span);
+        let u64v = |v: Option<&Value>| match v {
+            Some(Value::Int(e, _)) => e.clone().cast(IntTy::U64),
+            _ => Expr::Unknown(IntTy::U64, Imprecision::Other),
+        };
+        if name == "free" {
+            if let Some(Value::Int(p, _)) = args.first() {
+                self.free(p.clone(), span);
+            }
+            return Ok(Value::Void);
+        }
+        let (size, zero, copy_from) = match name {
+            "calloc" => {
+                let (n, s) = (u64v(args.first()), u64v(args.get(1)));
+                let bytes = match (n.constant(), s.constant()) {
+                    (Some(a), Some(b)) => Expr::Const(IntTy::U64.wrap(a * b), IntTy::U64),
+                    _ => Expr::Binary(BinOp::Mul, Box::new(n), Box::new(s), IntTy::U64),
+                };
+                (bytes, true, None)
+            }
+            "realloc" => (u64v(args.get(1)), false, args.first().cloned()),
+            "strdup" => (Expr::Unknown(IntTy::U64, Imprecision::Other), false, args.first().cloned()),
+            _ => (u64v(args.first()), false, None),
+        };
+        let may_fail = !matches!(name, "alloca" | "__builtin_alloca");
+        let result = self.temp(IntTy::U64, true)?;
+        self.cx.alloc_results.insert(result);
+        let (next, sizes) = {
+            let m = self.cx.mem.as_ref().expect("memory model");
+            (m.next, m.size)
+        };
+        let join = self.new_node();
+        if may_fail {
+            // The allocation may fail; a counterexample is confirmed only with allocations that
+            // succeed (`Imprecision::Allocation`, smt/encode.rs).
+            let fails = Expr::Binary(
+                BinOp::Eq,
+                Box::new(Expr::Unknown(IntTy::U64, Imprecision::Allocation)),
+                Box::new(Expr::Const(0, IntTy::U64)),
+                IntTy::INT,
+            );
+            let (bad, ok) = (self.new_node(), self.new_node());
+            let cur = self.st.cur;
+            self.edge(cur, bad, EdgeKind::Assume { cond: fails.clone(), truth: true }, sp);
+            self.edge(cur, ok, EdgeKind::Assume { cond: fails, truth: false }, sp);
+            self.st.cur = bad;
+            self.stmt_edge(Stmt::Assign(LValue::Var(result), Expr::Const(0, IntTy::U64)), sp);
+            let cur = self.st.cur;
+            self.edge(cur, join, EdgeKind::Blank, sp);
+            self.st.cur = ok;
+        }
+        if size.constant().is_none_or(|n| n as u64 > MAX_OBJECT) {
+            // A block of 2 GiB or more does not fit the encoding of pointers.
+            let big = Expr::Binary(BinOp::Gt, Box::new(size.clone()), Box::new(Expr::Const(MAX_OBJECT as i128, IntTy::U64)), IntTy::INT);
+            let (yes, no) = (self.new_node(), self.new_node());
+            let cur = self.st.cur;
+            self.edge(cur, yes, EdgeKind::Assume { cond: big.clone(), truth: true }, sp);
+            self.edge(cur, no, EdgeKind::Assume { cond: big, truth: false }, sp);
+            self.st.cur = yes;
+            self.stmt_edge(Stmt::Unsupported(format!("`{}` of 2 GiB or more", name)), sp);
+            self.dead();
+            self.st.cur = no;
+        }
+        let id = Expr::Var(next, IntTy::I64);
+        self.stmt_edge(Stmt::Assign(LValue::Elem(sizes, id.clone()), size.clone()), sp);
+        let start = Expr::Binary(
+            BinOp::Shl,
+            Box::new(id.clone().cast(IntTy::U64)),
+            Box::new(Expr::Const(OFFSET_BITS as i128, IntTy::U64)),
+            IntTy::U64,
+        );
+        self.stmt_edge(Stmt::Assign(LValue::Var(result), start), sp);
+        let inc = Expr::Binary(BinOp::Add, Box::new(id), Box::new(Expr::Const(1, IntTy::I64)), IntTy::I64);
+        self.stmt_edge(Stmt::Assign(LValue::Var(next), inc), sp);
+        let block = Expr::Var(result, IntTy::U64);
+        match size.constant() {
+            Some(n) if zero && (n as u64) <= CALLOC_ZERO_LIMIT => self.zero_bytes(&block, n as u64, sp),
+            _ if zero || copy_from.is_some() => {
+                // Contents the model does not follow (a large `calloc`, the copy of `realloc`
+                // and `strdup`): any value, and nothing read from memory confirms a counterexample.
+                let cells = self.cx.mem.as_ref().expect("memory model").cells;
+                for c in cells {
+                    let t = self.cx.mem_cell_ty(c);
+                    self.stmt_edge(Stmt::Assign(LValue::Elem(c, block.clone().cast(IntTy::I64)), Expr::Unknown(t, Imprecision::Other)), sp);
+                }
+            }
+            _ => {}
+        }
+        if let Some(Value::Int(old, _)) = copy_from.filter(|_| name == "realloc") {
+            // The old block is freed when the new one is allocated (a failed `realloc` keeps it).
+            self.free(old, span);
+        }
+        let cur = self.st.cur;
+        self.edge(cur, join, EdgeKind::Blank, sp);
+        self.st.cur = join;
+        Ok(Value::Int(block, CType::Ptr(Box::new(CType::Void))))
+    }
+
+    /// Zeroes `n` bytes from `addr` in every memory array (as `calloc` does).
+    fn zero_bytes(&mut self, addr: &Expr, n: u64, sp: crate::cfa::Span) {
+        let ptr = self.cx.types.size_of(&CType::Ptr(Box::new(CType::Void))).unwrap_or(8);
+        let cells = self.cx.mem.as_ref().expect("memory model").cells;
+        for (c, width) in cells.iter().zip([1, 2, 4, 8, 16, ptr]) {
+            let t = self.cx.mem_cell_ty(*c);
+            let mut off = 0;
+            while off + width <= n {
+                let at = displace(addr, Expr::Const(off as i128, IntTy::U64)).cast(IntTy::I64);
+                self.stmt_edge(Stmt::Assign(LValue::Elem(*c, at), Expr::Const(0, t)), sp);
+                off += width;
+            }
+        }
+    }
+
+    /// `free(p)`: nothing for null; otherwise `p` must be the start of a live allocated block,
+    /// which then ends.
+    fn free(&mut self, p: Expr, span: LSpan) {
+        let sp = self.span(span);
+        let sizes = self.cx.mem.as_ref().expect("memory model").size;
+        let p = p.cast(IntTy::U64);
+        let null = Expr::Binary(BinOp::Eq, Box::new(p.clone()), Box::new(Expr::Const(0, IntTy::U64)), IntTy::INT);
+        let (skip, go, join) = (self.new_node(), self.new_node(), self.new_node());
+        let cur = self.st.cur;
+        self.edge(cur, skip, EdgeKind::Assume { cond: null.clone(), truth: true }, sp);
+        self.edge(cur, go, EdgeKind::Assume { cond: null, truth: false }, sp);
+        self.st.cur = go;
+        let obj = object_of(&p);
+        let and = |a: Expr, b: Expr| Expr::Binary(BinOp::BitAnd, Box::new(a), Box::new(b), IntTy::INT);
+        let valid = and(
+            and(
+                Expr::Binary(BinOp::Eq, Box::new(offset_of(&p)), Box::new(Expr::Const(0, IntTy::U64)), IntTy::INT),
+                Expr::Binary(BinOp::Ge, Box::new(obj.clone()), Box::new(Expr::Const(HEAP_BASE, IntTy::I64)), IntTy::INT),
+            ),
+            Expr::Binary(
+                BinOp::Gt,
+                Box::new(Expr::Elem(sizes, Box::new(obj.clone()), IntTy::U64)),
+                Box::new(Expr::Const(0, IntTy::U64)),
+                IntTy::INT,
+            ),
+        );
+        if self.cx.bounds_checks && self.st.dry == 0 {
+            self.branch_to_target(valid, format!("`{}`", self.source_text(span)), span);
+        }
+        self.stmt_edge(Stmt::Assign(LValue::Elem(sizes, obj), Expr::Const(0, IntTy::U64)), sp);
+        let cur = self.st.cur;
+        self.edge(cur, join, EdgeKind::Blank, sp);
+        self.st.cur = skip;
+        let cur = self.st.cur;
+        self.edge(cur, join, EdgeKind::Blank, sp);
+        self.st.cur = join;
+    }
+}
+
+impl<'a, 'p> FnBuilder<'a, 'p> {
+    /// A string literal: a static object holding its bytes and the terminating zero (written
+    /// by the start function); the value is a pointer to its first character.
+    pub fn string_literal(&mut self, parts: &[String], span: LSpan) -> Value {
+        let units = super::consts::string_literal(parts);
+        let elem = match super::consts::string_literal_type(parts) {
+            CType::Array(e, _) => *e,
+            _ => CType::Int(IntTy::I8),
+        };
+        let width = self.cx.types.size_of(&elem).unwrap_or(1);
+        let addr = self.static_object((units.len() as u64 + 1) * width, span);
+        if let (0, Some((arr, it))) = (self.st.dry, self.cell_of(&elem)) {
+            let cty = self.cx.mem_cell_ty(arr);
+            let sp = self.span(span);
+            for (i, u) in units.iter().chain(std::iter::once(&0u32)).enumerate() {
+                let at = displace(&addr, Expr::Const(i as i128 * width as i128, IntTy::U64)).cast(IntTy::I64);
+                let v = Expr::Const(cty.wrap(it.wrap(*u as i128)), cty);
+                self.in_start_emit(EdgeKind::Declaration(Stmt::Assign(LValue::Elem(arr, at), v)), sp);
+            }
+        }
+        Value::Int(addr, CType::Ptr(Box::new(elem)))
+    }
+}
