@@ -217,6 +217,7 @@ pub fn scan(parsed: &Parsed, model: DataModel) -> Indirect {
         mem: None,
         decl_keys: HashMap::new(),
         alloc_results: HashSet::new(),
+        uses_memory: false,
     };
     let mut defined: HashSet<String> = HashSet::new();
     // `extern` objects that may hold function pointers, and whether the file defines them.

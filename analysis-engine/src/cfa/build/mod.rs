@@ -122,6 +122,9 @@ struct ProgCx<'p> {
     /// Temporaries holding the result of an allocation (memory model): converting it from
     /// `void *` to a typed pointer is not type punning.
     alloc_results: HashSet<VarId>,
+    /// Whether the program reads or writes through pointers or allocates (a first build
+    /// without the memory model notes it: the second build then uses the model).
+    uses_memory: bool,
 }
 
 /// What the automata are built for besides the data model.
@@ -151,12 +154,12 @@ pub fn build_program(parsed: &Parsed, model: DataModel) -> Result<Program, Build
 /// build puts them in memory ([`memory`]); if the memory model cannot represent the program
 /// (type punning, an object too large), the first build is the result.
 pub fn build_program_with(parsed: &Parsed, model: DataModel, opts: &BuildOptions) -> Result<Program, BuildError> {
-    let (first, keys) = build_once(parsed, model, opts, None)?;
-    if keys.is_empty() || opts.no_memory_model {
+    let (first, keys, uses_memory) = build_once(parsed, model, opts, None)?;
+    if (keys.is_empty() && !uses_memory) || opts.no_memory_model {
         return Ok(first);
     }
     match build_once(parsed, model, opts, Some(keys)) {
-        Ok((second, _)) => Ok(second),
+        Ok((second, _, _)) => Ok(second),
         Err(e) if e.message.starts_with(memory::GIVE_UP) => Ok(first),
         Err(e) => Err(e),
     }
@@ -169,7 +172,7 @@ fn build_once(
     model: DataModel,
     opts: &BuildOptions,
     memory: Option<HashSet<memory::DeclKey>>,
-) -> Result<(Program, HashSet<memory::DeclKey>), BuildError> {
+) -> Result<(Program, HashSet<memory::DeclKey>, bool), BuildError> {
     let file: Arc<str> = parsed.linemap.main_file().clone();
     let mut cx = ProgCx {
         parsed,
@@ -189,6 +192,7 @@ fn build_once(
         mem: None,
         decl_keys: HashMap::new(),
         alloc_results: HashSet::new(),
+        uses_memory: false,
     };
     // Function ids in definition order; the start function comes last.
     let mut names = Vec::new();
@@ -271,7 +275,7 @@ fn build_once(
         notes,
         properties: opts.properties,
     };
-    Ok((program, addressed))
+    Ok((program, addressed, cx.uses_memory))
 }
 
 /// The default entries: `main` (if there is one) and every function that nothing in the file

@@ -560,6 +560,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             return self.memory_call(&name, &arg_values, span);
         }
         if is_allocator(&name) {
+            self.cx.uses_memory = true;
             let pointee = CType::Void;
             return Ok(self.unknown_ptr(pointee, Imprecision::Allocation));
         }

@@ -85,6 +85,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                     }
                     CType::Ptr(elem) => {
                         let _ = self.value(arr)?;
+                        self.cx.uses_memory = true;
                         if let Some((name, n)) = self.block_of(arr).filter(|_| !addressed) {
                             let what = format!("index of the block `{}` points to ({} element{})", name, n, if n == 1 { "" } else { "s" });
                             self.check_index(what, &i, n, span);
@@ -202,7 +203,10 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
     pub(super) fn pointee_place(&mut self, v: Value, pointee: CType) -> Place {
         match v {
             Value::Int(p, _) if self.memory_on() => Place::At { addr: p, ty: pointee, opaque: false },
-            _ => Place::Mem(pointee),
+            _ => {
+                self.cx.uses_memory = true;
+                Place::Mem(pointee)
+            }
         }
     }
 
