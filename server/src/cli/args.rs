@@ -54,6 +54,11 @@ pub struct AnalysisArgs {
     /// hold only for executions without such an access (by default each subscript is checked).
     #[arg(long)]
     pub assume_in_bounds: bool,
+    /// The memory model: on (objects whose address is taken, arrays behind pointers and the
+    /// heap are modelled byte-addressed, each access checked; the default) or off (a read
+    /// through a pointer is any value and a write havocs addressable memory, as before it).
+    #[arg(long, value_enum, default_value_t = MemoryModel::On)]
+    pub memory: MemoryModel,
     /// Whether a counterexample too long for the SMT path check may be confirmed by running
     /// the program natively: sandboxed (compiled with `cc` and run under a seccomp filter that
     /// allows no files, processes or network, with CPU and memory limits; the default) or off
@@ -130,11 +135,22 @@ impl AnalysisArgs {
     }
 }
 
+/// `--memory`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum MemoryModel {
+    On,
+    Off,
+}
+
 impl AnalysisArgs {
     /// What the automata are built for: the properties of `--property` and its entry, or
     /// `--function`.
     pub fn build(&self) -> Result<BuildOptions, String> {
-        let mut opts = BuildOptions { assume_in_bounds: self.assume_in_bounds, ..BuildOptions::default() };
+        let mut opts = BuildOptions {
+            assume_in_bounds: self.assume_in_bounds,
+            no_memory_model: self.memory == MemoryModel::Off,
+            ..BuildOptions::default()
+        };
         if let Some(path) = &self.property {
             let (set, entry) = match path.to_str() {
                 // The two properties by name, as fixtures give them.
