@@ -109,6 +109,8 @@ pub struct Memory {
     /// The shapes of the pointees of pointers converted to or from `void *` (see
     /// `check_punning`): more than one means memory may be read with another type.
     pub void_shapes: Vec<CType>,
+    /// The addresses of the functions used as values (objects of size 0).
+    pub functions: std::collections::HashMap<String, Expr>,
 }
 
 impl Memory {
@@ -350,7 +352,8 @@ pub(super) fn set_up(cx: &mut super::ProgCx, keys: HashSet<DeclKey>) -> BResult<
     }
     cx.start = Some(start);
     cx.types.encoded_pointers = true;
-    cx.mem = Some(Memory { keys, cells, size, next, sizes: Vec::new(), fallback: None, void_shapes: Vec::new() });
+    cx.mem =
+        Some(Memory { keys, cells, size, next, sizes: Vec::new(), fallback: None, void_shapes: Vec::new(), functions: Default::default() });
     Ok(())
 }
 
@@ -646,5 +649,18 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             }
         }
         Value::Int(addr, CType::Ptr(Box::new(elem)))
+    }
+}
+
+impl<'a, 'p> FnBuilder<'a, 'p> {
+    /// The address of function `name` as a value (an object of size 0: no data access through
+    /// it is valid), the same for every use.
+    pub fn function_address(&mut self, name: &str, span: LSpan) -> Expr {
+        if let Some(a) = self.cx.mem.as_ref().and_then(|m| m.functions.get(name)) {
+            return a.clone();
+        }
+        let addr = self.static_object(0, span);
+        self.cx.mem.as_mut().expect("memory model").functions.insert(name.to_string(), addr.clone());
+        addr
     }
 }

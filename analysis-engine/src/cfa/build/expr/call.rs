@@ -191,8 +191,36 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             _ => None,
         };
         let ret = site.as_ref().map(|s| s.ret.clone()).unwrap_or(CType::Int(IntTy::INT));
-        let _ = self.value(&call.callee)?;
+        let callee = self.value(&call.callee)?;
         let cands = self.pointer_candidates(site.as_deref(), call.arguments.len());
+        if let (true, Value::Int(fp, _), false) = (self.memory_on(), &callee, cands.is_empty()) {
+            // The memory model knows which function a pointer holds: a branch per candidate on
+            // the exact condition; a pointer that holds none of them (null, or one from outside
+            // the file) reaches a construct the model does not follow.
+            let fp = fp.clone().cast(IntTy::U64);
+            let conds: Vec<Expr> = cands
+                .iter()
+                .map(|(name, _)| {
+                    let f = self.function_address(name, span);
+                    Expr::Binary(crate::ir::BinOp::Eq, Box::new(fp.clone()), Box::new(f), IntTy::INT)
+                })
+                .collect();
+            // A pointer that holds none of them is null or garbage (the run crashes there), unless
+            // it may come from outside the file: then the call reaches what the model does not follow.
+            let what = self.cx.indirect.foreign.clone().map(|why| {
+                format!("call through `{}` ({}), which may hold a function outside the file", self.source_text(call.callee.span), why)
+            });
+            let indexed: Vec<(usize, (String, Option<Rc<FuncSig>>))> = cands.into_iter().enumerate().collect();
+            return self.dispatch(
+                &indexed,
+                &ret,
+                span,
+                Imprecision::FunctionPointer,
+                |_, (k, _)| conds[*k].clone(),
+                what,
+                |b, (_, (name, sig))| b.call_candidate(name, sig.clone(), call, span),
+            );
+        }
         let foreign = self.cx.indirect.foreign.clone();
         if cands.is_empty() || foreign.is_some() {
             let what = match &foreign {
@@ -209,7 +237,16 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             }
         }
         let _ = dest;
-        self.dispatch(&cands, &ret, span, Imprecision::FunctionPointer, |b, (name, sig)| b.call_candidate(name, sig.clone(), call, span))
+        let why = Imprecision::FunctionPointer;
+        self.dispatch(
+            &cands,
+            &ret,
+            span,
+            why,
+            |_, _| Expr::Unknown(IntTy::INT, why),
+            None,
+            |b, (name, sig)| b.call_candidate(name, sig.clone(), call, span),
+        )
     }
 
     /// One branch of a call through a pointer: `name` called with the call's arguments.
@@ -235,15 +272,18 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         self.call_named(name.to_string(), Some(sig), call, span, None)
     }
 
-    /// Branches over `cands` on an over-approximated condition (`why`), lowering each with
-    /// `each`, and joins them; the result (of type `ret`) is the chosen branch's. A run that
-    /// takes none of the branches ends (the candidates are all the functions it can reach).
+    /// Branches over `cands` on their conditions (`cond`: exact, or an over-approximated
+    /// unknown), lowering each with `each`, and joins them; the result (of type `ret`) is the
+    /// chosen branch's. A run that takes none of the branches ends (the candidates are all the
+    /// functions it can reach), or, with `otherwise`, reaches that unsupported construct.
     fn dispatch<T>(
         &mut self,
         cands: &[T],
         ret: &CType,
         span: LSpan,
         why: Imprecision,
+        cond: impl Fn(&Self, &T) -> Expr,
+        otherwise: Option<String>,
         mut each: impl FnMut(&mut Self, &T) -> BResult<Value>,
     ) -> BResult<Value> {
         let sp = self.span(span);
@@ -263,7 +303,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         let mut at = self.st.cur;
         for c in cands {
             let (yes, no) = (self.new_node(), self.new_node());
-            let cond = Expr::Unknown(IntTy::INT, why);
+            let cond = cond(self, c);
             self.edge(at, yes, EdgeKind::Assume { cond: cond.clone(), truth: true }, sp);
             self.edge(at, no, EdgeKind::Assume { cond, truth: false }, sp);
             self.st.cur = yes;
@@ -279,7 +319,15 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             self.edge(cur, join, EdgeKind::Blank, sp);
             at = no;
         }
-        self.st.nodes[at.0 as usize].terminal = true;
+        match otherwise {
+            Some(what) => {
+                self.st.cur = at;
+                self.note(span, format!("{} is not modelled", what));
+                self.stmt_edge(Stmt::Unsupported(what), sp);
+                self.dead();
+            }
+            None => self.st.nodes[at.0 as usize].terminal = true,
+        }
         self.st.cur = join;
         Ok(match &holder {
             Some(h) => self.read(h, span),
@@ -299,7 +347,16 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         self.edge(head, out, EdgeKind::Blank, sp);
         self.edge(head, body, EdgeKind::Blank, sp);
         self.st.cur = body;
-        self.dispatch(cands, &CType::Void, span, Imprecision::Callback, |b, (name, sig)| b.call_arbitrary(name, sig.clone(), span))?;
+        let why = Imprecision::Callback;
+        self.dispatch(
+            cands,
+            &CType::Void,
+            span,
+            why,
+            |_, _| Expr::Unknown(IntTy::INT, why),
+            None,
+            |b, (name, sig)| b.call_arbitrary(name, sig.clone(), span),
+        )?;
         let cur = self.st.cur;
         self.edge(cur, head, EdgeKind::Blank, sp);
         self.st.cur = out;

@@ -163,7 +163,12 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                     Some(Sym::Ref(_, ty)) => Ok(self.unknown_of(&ty, Imprecision::Address)),
                     Some(Sym::EnumConst(v, t)) => Ok(Value::Int(Expr::Const(v, t), CType::Int(t))),
                     Some(Sym::Func(fname, sig)) => {
-                        self.cx.address_taken_funcs.insert(fname);
+                        self.cx.address_taken_funcs.insert(fname.clone());
+                        if self.memory_on() {
+                            let addr = self.function_address(&fname, span);
+                            return Ok(Value::Int(addr, CType::Ptr(Box::new(CType::Func(sig)))));
+                        }
+                        self.cx.uses_memory = true;
                         Ok(self.unknown_ptr(CType::Func(sig), Imprecision::Address))
                     }
                     Some(Sym::Typedef(_)) => Err(self.err(span, format!("`{}` is a type, not a value", name))),

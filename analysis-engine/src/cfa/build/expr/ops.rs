@@ -52,7 +52,12 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 }
                 if let Expression::Identifier(id) = &inner.node {
                     if let Some(Sym::Func(name, sig)) = self.cx.lookup(&id.node.name).cloned() {
-                        self.cx.address_taken_funcs.insert(name);
+                        self.cx.address_taken_funcs.insert(name.clone());
+                        if self.memory_on() {
+                            let addr = self.function_address(&name, span);
+                            return Ok(Value::Int(addr, CType::Ptr(Box::new(CType::Func(sig)))));
+                        }
+                        self.cx.uses_memory = true;
                         return Ok(self.unknown_ptr(CType::Func(sig), Imprecision::Address));
                     }
                 }
