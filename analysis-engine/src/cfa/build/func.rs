@@ -374,8 +374,21 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 self.stmt_edge(Stmt::Unsupported(what), at);
             }
             let mut args = Vec::new();
-            for &p in &cfa.params {
+            // With the memory model, a pointer argument of an entry points to an object of its
+            // own: a buffer of an arbitrary number of elements of its pointee type.
+            let pointees: Option<Vec<CType>> = match self.cx.lookup(fname) {
+                Some(Sym::Func(_, sig)) if self.memory_on() && sig.params.len() == cfa.params.len() => Some(sig.params.clone()),
+                _ => None,
+            };
+            for (k, &p) in cfa.params.iter().enumerate() {
                 let info = &cfa.locals[p.index()];
+                if let Some(CType::Ptr(pointee)) = pointees.as_ref().and_then(|ps| ps.get(k)) {
+                    if !matches!(**pointee, CType::Func(_)) {
+                        let what = format!("number of elements `{}` of {} points to", info.name, cfa.name);
+                        args.push(self.entry_buffer(pointee, what, at)?);
+                        continue;
+                    }
+                }
                 match &info.kind {
                     VarKind::Int(t) if !info.pointer => {
                         let tmp = self.temp(*t, false)?;

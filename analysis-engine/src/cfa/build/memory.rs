@@ -664,3 +664,52 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         addr
     }
 }
+
+/// The most elements an entry's pointer argument points to (keeps sizes inside the encoding).
+const ENTRY_BUFFER_LIMIT: i128 = 1 << 20;
+
+impl<'a, 'p> FnBuilder<'a, 'p> {
+    /// A pointer argument of an entry function: a new object of an arbitrary number (at least
+    /// one, an input named `what`) of elements of type `pointee`, with arbitrary contents.
+    pub fn entry_buffer(&mut self, pointee: &CType, what: String, at: crate::cfa::Span) -> BResult<Expr> {
+        let elem = match pointee {
+            CType::Void => 1,
+            t => self.cx.types.size_of(t).filter(|&n| n > 0).unwrap_or(1),
+        };
+        let count = self.temp(IntTy::U64, false)?;
+        self.st.locals[count.index()].name = what.clone();
+        self.st.locals[count.index()].synthetic = false;
+        self.stmt_edge(Stmt::Input { lhs: LValue::Var(count), source: crate::ir::InputSource::Call(what) }, at);
+        let n = Expr::Var(count, IntTy::U64);
+        let in_range = Expr::Binary(
+            BinOp::BitAnd,
+            Box::new(Expr::Binary(BinOp::Ge, Box::new(n.clone()), Box::new(Expr::Const(1, IntTy::U64)), IntTy::INT)),
+            Box::new(Expr::Binary(BinOp::Le, Box::new(n.clone()), Box::new(Expr::Const(ENTRY_BUFFER_LIMIT, IntTy::U64)), IntTy::INT)),
+            IntTy::INT,
+        );
+        let (ok, stop) = (self.new_node(), self.new_node());
+        let cur = self.st.cur;
+        self.edge(cur, ok, EdgeKind::Assume { cond: in_range.clone(), truth: true }, at);
+        self.edge(cur, stop, EdgeKind::Assume { cond: in_range, truth: false }, at);
+        self.st.nodes[stop.0 as usize].terminal = true;
+        self.st.cur = ok;
+        let (next, sizes) = {
+            let m = self.cx.mem.as_ref().expect("memory model");
+            (m.next, m.size)
+        };
+        let id = Expr::Var(next, IntTy::I64);
+        let bytes = Expr::Binary(BinOp::Mul, Box::new(n), Box::new(Expr::Const(elem as i128, IntTy::U64)), IntTy::U64);
+        self.stmt_edge(Stmt::Assign(LValue::Elem(sizes, id.clone()), bytes), at);
+        let holder = self.temp(IntTy::U64, true)?;
+        let start = Expr::Binary(
+            BinOp::Shl,
+            Box::new(id.clone().cast(IntTy::U64)),
+            Box::new(Expr::Const(OFFSET_BITS as i128, IntTy::U64)),
+            IntTy::U64,
+        );
+        self.stmt_edge(Stmt::Assign(LValue::Var(holder), start), at);
+        let inc = Expr::Binary(BinOp::Add, Box::new(id), Box::new(Expr::Const(1, IntTy::I64)), IntTy::I64);
+        self.stmt_edge(Stmt::Assign(LValue::Var(next), inc), at);
+        Ok(Expr::Var(holder, IntTy::U64))
+    }
+}
