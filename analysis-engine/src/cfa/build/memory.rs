@@ -105,7 +105,7 @@ pub struct Memory {
     /// The sizes of the static objects so far (ids 1, 2, …).
     pub sizes: Vec<u64>,
     /// Why the model cannot be used for this program (then it is built without it).
-    pub fallback: Option<String>,
+    pub fallback: Option<(String, LSpan)>,
     /// The shapes of the pointees of pointers converted to or from `void *` (see
     /// `check_punning`): more than one means memory may be read with another type.
     pub void_shapes: Vec<CType>,
@@ -160,9 +160,9 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
 
     /// Records that the memory model cannot be used for this program (the build is redone
     /// without it).
-    pub fn memory_gives_up(&mut self, why: impl Into<String>) {
+    pub fn memory_gives_up(&mut self, span: LSpan, why: impl Into<String>) {
         if let Some(m) = self.cx.mem.as_mut() {
-            m.fallback.get_or_insert_with(|| why.into());
+            m.fallback.get_or_insert_with(|| (why.into(), span));
         }
     }
 
@@ -175,7 +175,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             (m.sizes.len() as i128, m.size)
         };
         if id >= HEAP_BASE || bytes > MAX_OBJECT {
-            self.memory_gives_up("an object too large for the memory model");
+            self.memory_gives_up(span, "an object too large for the memory model");
         }
         let sp = self.span(span);
         let set = Stmt::Assign(LValue::Elem(size, Expr::Const(id, IntTy::I64)), Expr::Const(bytes as i128, IntTy::U64));
@@ -388,7 +388,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         let size = match self.cx.types.size_of(ty) {
             Some(n) if !self.cx.types.is_variable(ty) => n,
             _ => {
-                self.memory_gives_up("an object of variable or unknown size");
+                self.memory_gives_up(span, "an object of variable or unknown size");
                 0
             }
         };
@@ -439,7 +439,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
     pub fn zero_in_memory(&mut self, p: &Place, ty: &CType, span: LSpan) {
         let mut out = Vec::new();
         if self.leaves(p, ty, &mut out).is_none() {
-            self.memory_gives_up("zero-initialisation of a large object in memory");
+            self.memory_gives_up(span, "zero-initialisation of a large object in memory");
             return;
         }
         self.st.checked += 1;
@@ -456,7 +456,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
     pub fn arbitrary_in_memory(&mut self, p: &Place, ty: &CType, source: crate::ir::InputSource, span: LSpan) {
         let mut out = Vec::new();
         if self.leaves(p, ty, &mut out).is_none() {
-            self.memory_gives_up("an uninitialised large object in memory");
+            self.memory_gives_up(span, "an uninitialised large object in memory");
             return;
         }
         let sp = self.span(span);

@@ -160,7 +160,14 @@ pub fn build_program_with(parsed: &Parsed, model: DataModel, opts: &BuildOptions
     }
     match build_once(parsed, model, opts, Some(keys)) {
         Ok((second, _, _)) => Ok(second),
-        Err(e) if e.message.starts_with(memory::GIVE_UP) => Ok(first),
+        Err(e) if e.message.starts_with(memory::GIVE_UP) => {
+            // Said once, where it happened: reads through pointers are then any value.
+            let mut first = first;
+            let p = e.pos;
+            let pos = SrcRange { file: p.file, line: p.line, col: p.col, end_line: p.line, end_col: p.col };
+            first.notes.insert(0, BuildNote { pos, message: e.message });
+            Ok(first)
+        }
         Err(e) => Err(e),
     }
 }
@@ -253,8 +260,9 @@ fn build_once(
     let mut functions = functions;
     functions.push(Function { name: "__cpals_start".into(), cfa: Arc::new(start_cfa), file: file.clone(), first_line: 1 });
     let by_name = functions.iter().enumerate().map(|(i, f)| (f.name.clone(), FuncId(i as u32))).collect();
-    if let Some(why) = cx.mem.as_ref().and_then(|m| m.fallback.clone()) {
-        return Err(BuildError { pos: cx.pos(LSpan::none()), message: format!("{}: {}", memory::GIVE_UP, why) });
+    if let Some((why, span)) = cx.mem.as_ref().and_then(|m| m.fallback.clone()) {
+        let message = format!("{} ({}): reads through pointers are any value, writes havoc what they may reach", memory::GIVE_UP, why);
+        return Err(BuildError { pos: cx.pos(span), message });
     }
     let addressed: HashSet<memory::DeclKey> = cx.escaped.iter().filter_map(|v| cx.decl_keys.get(v).cloned()).collect();
     let mut notes = cx.notes;

@@ -120,7 +120,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                     self.cx.types.display(a),
                     self.cx.types.display(b)
                 );
-                self.memory_gives_up(why);
+                self.memory_gives_up(LSpan::none(), why);
                 return;
             }
         };
@@ -129,7 +129,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             m.void_shapes.push(void_side);
         }
         if m.void_shapes.len() > 1 {
-            self.memory_gives_up("pointers to different types pass through `void *`");
+            self.memory_gives_up(LSpan::none(), "pointers to different types pass through `void *`");
         }
     }
 

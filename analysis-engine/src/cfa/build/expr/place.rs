@@ -538,7 +538,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             return;
         }
         if self.memory_on() && !matches!(obj, Obj::Opaque) {
-            self.memory_gives_up("the address of an object outside memory is taken");
+            self.memory_gives_up(LSpan::none(), "the address of an object outside memory is taken");
         }
         let mut vars = Vec::new();
         obj.vars(&mut vars);
