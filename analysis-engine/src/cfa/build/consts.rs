@@ -422,7 +422,7 @@ impl ProgCx<'_> {
 pub fn expr_type_hint(cx: &mut ProgCx, e: &Expression) -> Option<CType> {
     match e {
         Expression::Identifier(id) => match cx.lookup(&id.node.name) {
-            Some(Sym::Var(_, t)) | Some(Sym::Ref(_, t)) => Some(t.clone()),
+            Some(Sym::Var(_, t)) | Some(Sym::Ref(_, t)) | Some(Sym::At(_, t)) => Some(t.clone()),
             Some(Sym::EnumConst(_, t)) => Some(CType::Int(*t)),
             Some(Sym::Func(_, sig)) => Some(CType::Func(sig.clone())),
             _ => None,

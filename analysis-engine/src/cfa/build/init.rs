@@ -51,7 +51,7 @@ pub(super) fn declaration(b: &mut FnBuilder, d: &Node<Declaration>, store: Store
                 // Refers to a global; declare it at file scope if nobody did.
                 let existing = b.cx.scopes[0].ordinary.get(&name).cloned();
                 match existing {
-                    Some(sym @ Sym::Var(..)) => b.cx.declare(name, sym),
+                    Some(sym @ (Sym::Var(..) | Sym::At(..))) => b.cx.declare(name, sym),
                     _ => {
                         let obj = Rc::new(b.cx.alloc_obj(
                             &mut Vec::new(),

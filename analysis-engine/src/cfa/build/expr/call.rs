@@ -143,7 +143,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
     fn callee_name(&self, call: &CallExpression) -> Option<String> {
         match &call.callee.node {
             Expression::Identifier(id) => match self.cx.lookup(&id.node.name) {
-                Some(Sym::Var(..)) | Some(Sym::Ref(..)) => None,
+                Some(Sym::Var(..)) | Some(Sym::Ref(..)) | Some(Sym::At(..)) => None,
                 _ => Some(id.node.name.clone()),
             },
             e => match indirect::designator(e) {

@@ -294,7 +294,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         let r = if is_place_expr(&e.node) || matches!(e.node, Expression::Identifier(_)) {
             match &e.node {
                 Expression::Identifier(id) => match self.cx.lookup(&id.node.name) {
-                    Some(Sym::Var(_, t)) | Some(Sym::Ref(_, t)) => Ok(t.clone()),
+                    Some(Sym::Var(_, t)) | Some(Sym::Ref(_, t)) | Some(Sym::At(_, t)) => Ok(t.clone()),
                     _ => self.value(e).map(|v| value_type(&v)),
                 },
                 _ => self.place(e).map(|p| p.ty().clone()),

@@ -212,7 +212,12 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         if (lt.is_pointer() || rt.is_pointer()) && self.memory_on() {
             let elem = |t: &CType| t.pointee().cloned().unwrap_or(CType::Void);
             let t = self.cx.types.long(true);
+            let null_or_pointer = |e: &Expr, t: &CType| t.is_pointer() || e.constant() == Some(0);
             return Ok(match op {
+                // A pointer compared with an integer other than 0 compares its address.
+                _ if op.is_comparison() && !(null_or_pointer(&le, &lt) && null_or_pointer(&re, &rt)) => {
+                    Value::Int(Expr::Unknown(IntTy::INT, Imprecision::Address), CType::Int(IntTy::INT))
+                }
                 _ if op.is_comparison() => Value::Int(self.pointer_compare(op, le, re), CType::Int(IntTy::INT)),
                 BinOp::Sub if lt.is_pointer() && rt.is_pointer() => Value::Int(self.pointer_diff(le, re, &elem(&lt)), CType::Int(t)),
                 BinOp::Add | BinOp::Sub if lt.is_pointer() => {
