@@ -119,16 +119,17 @@ impl Memory {
     }
 }
 
-/// The object id of an encoded pointer, as an array index.
+/// The object id of an encoded pointer, as an array index (a division rather than a shift, and
+/// a remainder rather than a mask below: linear integer arithmetic expresses them too).
 pub fn object_of(addr: &Expr) -> Expr {
     let a = addr.clone().cast(IntTy::U64);
-    Expr::Binary(BinOp::Shr, Box::new(a), Box::new(Expr::Const(OFFSET_BITS as i128, IntTy::U64)), IntTy::U64).cast(IntTy::I64)
+    Expr::Binary(BinOp::Div, Box::new(a), Box::new(Expr::Const(1 << OFFSET_BITS, IntTy::U64)), IntTy::U64).cast(IntTy::I64)
 }
 
 /// The byte offset of an encoded pointer.
 pub fn offset_of(addr: &Expr) -> Expr {
     let a = addr.clone().cast(IntTy::U64);
-    Expr::Binary(BinOp::BitAnd, Box::new(a), Box::new(Expr::Const((1i128 << OFFSET_BITS) - 1, IntTy::U64)), IntTy::U64)
+    Expr::Binary(BinOp::Rem, Box::new(a), Box::new(Expr::Const(1 << OFFSET_BITS, IntTy::U64)), IntTy::U64)
 }
 
 /// The encoded pointer to the start of object `id`.
@@ -503,10 +504,6 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         let may_fail = !matches!(name, "alloca" | "__builtin_alloca");
         let result = self.temp(IntTy::U64, true)?;
         self.cx.alloc_results.insert(result);
-        let (next, sizes) = {
-            let m = self.cx.mem.as_ref().expect("memory model");
-            (m.next, m.size)
-        };
         let join = self.new_node();
         if may_fail {
             // The allocation may fail; a counterexample is confirmed only with allocations that
@@ -539,17 +536,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             self.dead();
             self.st.cur = no;
         }
-        let id = Expr::Var(next, IntTy::I64);
-        self.stmt_edge(Stmt::Assign(LValue::Elem(sizes, id.clone()), size.clone()), sp);
-        let start = Expr::Binary(
-            BinOp::Shl,
-            Box::new(id.clone().cast(IntTy::U64)),
-            Box::new(Expr::Const(OFFSET_BITS as i128, IntTy::U64)),
-            IntTy::U64,
-        );
-        self.stmt_edge(Stmt::Assign(LValue::Var(result), start), sp);
-        let inc = Expr::Binary(BinOp::Add, Box::new(id), Box::new(Expr::Const(1, IntTy::I64)), IntTy::I64);
-        self.stmt_edge(Stmt::Assign(LValue::Var(next), inc), sp);
+        self.new_block(size.clone(), result, sp);
         let block = Expr::Var(result, IntTy::U64);
         match size.constant() {
             Some(n) if zero && (n as u64) <= CALLOC_ZERO_LIMIT => self.zero_bytes(&block, n as u64, sp),
@@ -602,7 +589,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         self.edge(cur, go, EdgeKind::Assume { cond: null, truth: false }, sp);
         self.st.cur = go;
         let obj = object_of(&p);
-        let and = |a: Expr, b: Expr| Expr::Binary(BinOp::BitAnd, Box::new(a), Box::new(b), IntTy::INT);
+        let and = |a: Expr, b: Expr| Expr::Ite(Box::new(a), Box::new(b), Box::new(Expr::Const(0, IntTy::INT)), IntTy::INT);
         let valid = and(
             and(
                 Expr::Binary(BinOp::Eq, Box::new(offset_of(&p)), Box::new(Expr::Const(0, IntTy::U64)), IntTy::INT),
@@ -681,35 +668,40 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         self.st.locals[count.index()].synthetic = false;
         self.stmt_edge(Stmt::Input { lhs: LValue::Var(count), source: crate::ir::InputSource::Call(what) }, at);
         let n = Expr::Var(count, IntTy::U64);
-        let in_range = Expr::Binary(
-            BinOp::BitAnd,
-            Box::new(Expr::Binary(BinOp::Ge, Box::new(n.clone()), Box::new(Expr::Const(1, IntTy::U64)), IntTy::INT)),
-            Box::new(Expr::Binary(BinOp::Le, Box::new(n.clone()), Box::new(Expr::Const(ENTRY_BUFFER_LIMIT, IntTy::U64)), IntTy::INT)),
-            IntTy::INT,
-        );
-        let (ok, stop) = (self.new_node(), self.new_node());
-        let cur = self.st.cur;
-        self.edge(cur, ok, EdgeKind::Assume { cond: in_range.clone(), truth: true }, at);
-        self.edge(cur, stop, EdgeKind::Assume { cond: in_range, truth: false }, at);
-        self.st.nodes[stop.0 as usize].terminal = true;
-        self.st.cur = ok;
+        for cond in [
+            Expr::Binary(BinOp::Ge, Box::new(n.clone()), Box::new(Expr::Const(1, IntTy::U64)), IntTy::INT),
+            Expr::Binary(BinOp::Le, Box::new(n.clone()), Box::new(Expr::Const(ENTRY_BUFFER_LIMIT, IntTy::U64)), IntTy::INT),
+        ] {
+            let (ok, stop) = (self.new_node(), self.new_node());
+            let cur = self.st.cur;
+            self.edge(cur, ok, EdgeKind::Assume { cond: cond.clone(), truth: true }, at);
+            self.edge(cur, stop, EdgeKind::Assume { cond, truth: false }, at);
+            self.st.nodes[stop.0 as usize].terminal = true;
+            self.st.cur = ok;
+        }
+        let bytes = Expr::Binary(BinOp::Mul, Box::new(n), Box::new(Expr::Const(elem as i128, IntTy::U64)), IntTy::U64);
+        let holder = self.temp(IntTy::U64, true)?;
+        self.new_block(bytes, holder, at);
+        Ok(Expr::Var(holder, IntTy::U64))
+    }
+
+    /// A new allocated object of `bytes` bytes: the next id of `__next`, its size recorded,
+    /// its start assigned to `holder`.
+    fn new_block(&mut self, bytes: Expr, holder: VarId, sp: crate::cfa::Span) {
         let (next, sizes) = {
             let m = self.cx.mem.as_ref().expect("memory model");
             (m.next, m.size)
         };
         let id = Expr::Var(next, IntTy::I64);
-        let bytes = Expr::Binary(BinOp::Mul, Box::new(n), Box::new(Expr::Const(elem as i128, IntTy::U64)), IntTy::U64);
-        self.stmt_edge(Stmt::Assign(LValue::Elem(sizes, id.clone()), bytes), at);
-        let holder = self.temp(IntTy::U64, true)?;
+        self.stmt_edge(Stmt::Assign(LValue::Elem(sizes, id.clone()), bytes), sp);
         let start = Expr::Binary(
-            BinOp::Shl,
+            BinOp::Mul,
             Box::new(id.clone().cast(IntTy::U64)),
-            Box::new(Expr::Const(OFFSET_BITS as i128, IntTy::U64)),
+            Box::new(Expr::Const(1 << OFFSET_BITS, IntTy::U64)),
             IntTy::U64,
         );
-        self.stmt_edge(Stmt::Assign(LValue::Var(holder), start), at);
+        self.stmt_edge(Stmt::Assign(LValue::Var(holder), start), sp);
         let inc = Expr::Binary(BinOp::Add, Box::new(id), Box::new(Expr::Const(1, IntTy::I64)), IntTy::I64);
-        self.stmt_edge(Stmt::Assign(LValue::Var(next), inc), at);
-        Ok(Expr::Var(holder, IntTy::U64))
+        self.stmt_edge(Stmt::Assign(LValue::Var(next), inc), sp);
     }
 }
