@@ -7,7 +7,7 @@
 //!   so `p + i` stays in its object; pointers of different objects never compare equal, and
 //!   relational comparison or subtraction across objects (undefined in C) is any value.
 //! * Memory is typed by access width, as CPAchecker's predicate analysis does it (one array per
-//!   type, Burstall-Bornat): the arrays `__mem8` … `__mem128` hold the integers stored with that
+//!   type, Burstall-Bornat): the arrays `__mem8` … `__mem64` hold the integers stored with that
 //!   width at each address and `__memp` the pointers. This is exact as long as no byte is read
 //!   with another type than it was written with; the builder gives up on the model (and the
 //!   program is built as before it, every pointer access over-approximated) when the program
@@ -51,12 +51,11 @@ pub enum Class {
     B16,
     B32,
     B64,
-    B128,
     Ptr,
 }
 
 impl Class {
-    pub const ALL: [Class; 6] = [Class::B8, Class::B16, Class::B32, Class::B64, Class::B128, Class::Ptr];
+    pub const ALL: [Class; 5] = [Class::B8, Class::B16, Class::B32, Class::B64, Class::Ptr];
 
     /// The IR type of a cell.
     pub fn cell(self) -> IntTy {
@@ -65,7 +64,6 @@ impl Class {
             Class::B16 => IntTy::U16,
             Class::B32 => IntTy::U32,
             Class::B64 | Class::Ptr => IntTy::U64,
-            Class::B128 => IntTy::new(128, false),
         }
     }
 
@@ -75,7 +73,6 @@ impl Class {
             Class::B16 => "__mem16",
             Class::B32 => "__mem32",
             Class::B64 => "__mem64",
-            Class::B128 => "__mem128",
             Class::Ptr => "__memp",
         }
     }
@@ -85,8 +82,8 @@ impl Class {
             0..=8 => Class::B8,
             9..=16 => Class::B16,
             17..=32 => Class::B32,
-            33..=64 => Class::B64,
-            _ => Class::B128,
+            // Integers are at most 64 bits wide (no `__int128`).
+            _ => Class::B64,
         }
     }
 }
@@ -97,7 +94,7 @@ pub struct Memory {
     /// taken (or that decayed to a pointer).
     pub keys: HashSet<DeclKey>,
     /// The memory arrays, indexed by [`Class`] order.
-    pub cells: [VarId; 6],
+    pub cells: [VarId; 5],
     /// `__size`: object id → size in bytes.
     pub size: VarId,
     /// `__next`: the id the next allocation gets.
@@ -334,7 +331,7 @@ pub(super) fn set_up(cx: &mut super::ProgCx, keys: HashSet<DeclKey>) -> BResult<
         cx.globals.push(VarInfo { name: name.into(), kind, synthetic: true, pointer: false });
         Ok(VarId::global(cx.globals.len() - 1))
     };
-    let mut cells = [VarId(0); 6];
+    let mut cells = [VarId(0); 5];
     for (k, c) in Class::ALL.iter().enumerate() {
         cells[k] = global(cx, c.name(), VarKind::Array { elem: c.cell(), len: None })?;
     }
@@ -565,7 +562,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
     fn zero_bytes(&mut self, addr: &Expr, n: u64, sp: crate::cfa::Span) {
         let ptr = self.cx.types.size_of(&CType::Ptr(Box::new(CType::Void))).unwrap_or(8);
         let cells = self.cx.mem.as_ref().expect("memory model").cells;
-        for (c, width) in cells.iter().zip([1, 2, 4, 8, 16, ptr]) {
+        for (c, width) in cells.iter().zip([1, 2, 4, 8, ptr]) {
             let t = self.cx.mem_cell_ty(*c);
             let mut off = 0;
             while off + width <= n {
