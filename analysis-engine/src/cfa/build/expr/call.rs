@@ -386,7 +386,15 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             }
         };
         let mut args = Vec::new();
-        for p in &sig.params {
+        for (k, p) in sig.params.iter().enumerate() {
+            if let (true, CType::Ptr(pointee)) = (self.memory_on(), p) {
+                if !matches!(**pointee, CType::Func(_)) {
+                    // As for an entry: a pointer argument points to an object of its own.
+                    let what = format!("number of elements argument {} of callback `{}` points to", k + 1, name);
+                    args.push(self.entry_buffer(pointee, what, sp)?);
+                    continue;
+                }
+            }
             let v = self.unknown_of(p, Imprecision::Callback);
             args.extend(self.flatten_value(v, p, span)?);
         }
