@@ -85,7 +85,7 @@ pub struct Fixture {
 impl Fixture {
     /// What the program is built for, from `ARGS`: `--property unreach-call|unreach-label`
     /// (the benchmark properties by name; the entry is then `main`, as their property files
-    /// say) and `--function NAME`.
+    /// say), `--function NAME` and `--memory off`.
     pub fn build_options(&self) -> analysis_engine::cfa::build::BuildOptions {
         use analysis_engine::config::PropertySet;
         let mut opts = analysis_engine::cfa::build::BuildOptions::default();
@@ -100,6 +100,7 @@ impl Fixture {
                     opts.entry.get_or_insert_with(|| "main".into());
                 }
                 "--function" => opts.entry = Some(w[1].clone()),
+                "--memory" => opts.no_memory_model = w[1] == "off",
                 _ => {}
             }
         }
