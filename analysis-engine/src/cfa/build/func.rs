@@ -304,6 +304,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 let span = def.statement.span;
                 let value = self.read(&arg, span);
                 let addr = self.memory_object(&ty, span);
+                self.automatic_in_memory();
                 let at = Place::At { addr: addr.clone(), ty: ty.clone(), opaque: false };
                 self.st.checked += 1;
                 let r = self.write(&at, value, span);

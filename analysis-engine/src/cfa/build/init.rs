@@ -185,6 +185,7 @@ fn in_memory(
             }
         });
     }
+    b.automatic_in_memory();
     match init {
         Some(i) => initialize_at(b, &p, &ty, i, span),
         None => {

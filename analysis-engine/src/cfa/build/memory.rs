@@ -108,6 +108,9 @@ pub struct Memory {
     pub void_shapes: Vec<CType>,
     /// The addresses of the functions used as values (objects of size 0).
     pub functions: std::collections::HashMap<String, Expr>,
+    /// Functions with automatic objects in memory (their ids are fixed, so such a function
+    /// must not be recursive: its activations would share the objects).
+    pub frames: std::collections::BTreeSet<crate::ir::FuncId>,
 }
 
 impl Memory {
@@ -350,8 +353,17 @@ pub(super) fn set_up(cx: &mut super::ProgCx, keys: HashSet<DeclKey>) -> BResult<
     }
     cx.start = Some(start);
     cx.types.encoded_pointers = true;
-    cx.mem =
-        Some(Memory { keys, cells, size, next, sizes: Vec::new(), fallback: None, void_shapes: Vec::new(), functions: Default::default() });
+    cx.mem = Some(Memory {
+        keys,
+        cells,
+        size,
+        next,
+        sizes: Vec::new(),
+        fallback: None,
+        void_shapes: Vec::new(),
+        functions: Default::default(),
+        frames: Default::default(),
+    });
     Ok(())
 }
 
@@ -377,6 +389,14 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         obj.vars(&mut vars);
         for v in vars {
             self.cx.decl_keys.insert(v, key.clone());
+        }
+    }
+
+    /// Notes that the function being built has an automatic object in memory.
+    pub fn automatic_in_memory(&mut self) {
+        let f = self.st.func;
+        if let Some(m) = self.cx.mem.as_mut() {
+            m.frames.insert(f);
         }
     }
 

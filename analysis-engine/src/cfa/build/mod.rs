@@ -265,6 +265,7 @@ fn build_once(
         return Err(BuildError { pos: cx.pos(span), message });
     }
     let addressed: HashSet<memory::DeclKey> = cx.escaped.iter().filter_map(|v| cx.decl_keys.get(v).cloned()).collect();
+    let file_start = cx.pos(LSpan::none());
     let mut notes = cx.notes;
     notes.sort_by_key(|n| (n.pos.line, n.pos.col));
     notes.dedup();
@@ -283,6 +284,19 @@ fn build_once(
         notes,
         properties: opts.properties,
     };
+    if let Some(m) = &cx.mem {
+        // Automatic objects in memory have fixed ids: a recursive function's activations would
+        // share them.
+        if let Some(f) = program.recursive_functions().into_iter().find(|f| m.frames.contains(f)) {
+            let name = &program.functions[f.0 as usize].name;
+            let message = format!(
+                "{} (the recursive function `{}` takes the address of a local): reads through pointers are any value, writes havoc what they may reach",
+                memory::GIVE_UP,
+                name
+            );
+            return Err(BuildError { pos: file_start, message });
+        }
+    }
     Ok((program, addressed, cx.uses_memory))
 }
 
