@@ -297,10 +297,11 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             obj.vars(&mut vars);
             self.st.params.extend(vars);
             let key = (def.statement.span.start, pname.clone());
+            let obj = Rc::new(obj);
             self.record_declaration(&obj, key.clone());
             if self.in_memory(&key) {
                 // Its address is taken: the argument is copied into an object in memory.
-                let arg = Place::Obj { obj: Rc::new(obj), idx: Vec::new(), ty: ty.clone() };
+                let arg = Place::Obj { obj, idx: Vec::new(), ty: ty.clone() };
                 let span = def.statement.span;
                 let value = self.read(&arg, span);
                 let addr = self.memory_object(&ty, span);
@@ -313,7 +314,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 self.cx.declare(pname, Sym::At(addr, ty));
                 continue;
             }
-            self.cx.declare(pname, Sym::Var(Rc::new(obj), ty));
+            self.cx.declare(pname, Sym::Var(obj, ty));
         }
         let ret_ty = sig.ret.clone();
         if ret_ty != CType::Void {

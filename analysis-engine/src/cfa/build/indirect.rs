@@ -216,6 +216,8 @@ pub fn scan(parsed: &Parsed, model: DataModel) -> Indirect {
         bounds_checks: false,
         mem: None,
         decl_keys: HashMap::new(),
+        opaque_decls: HashMap::new(),
+        escaped_keys: HashSet::new(),
         alloc_results: HashSet::new(),
         uses_memory: false,
     };

@@ -385,6 +385,9 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
 
     /// Records which declaration the variables of `obj` belong to (for the second build).
     pub fn record_declaration(&mut self, obj: &super::types::Obj, key: DeclKey) {
+        if let super::types::Obj::Opaque = obj {
+            self.cx.opaque_decls.insert(obj as *const _, key.clone());
+        }
         let mut vars = Vec::new();
         obj.vars(&mut vars);
         for v in vars {

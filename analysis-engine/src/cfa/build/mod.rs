@@ -119,6 +119,10 @@ struct ProgCx<'p> {
     mem: Option<memory::Memory>,
     /// The declaration of each user variable (to find the same declarations in a second build).
     decl_keys: HashMap<VarId, memory::DeclKey>,
+    /// The declaration of each opaque object (a union, a float: no variables), by identity.
+    opaque_decls: HashMap<*const Obj, memory::DeclKey>,
+    /// Declarations of opaque objects whose address is taken.
+    escaped_keys: HashSet<memory::DeclKey>,
     /// Temporaries holding the result of an allocation (memory model): converting it from
     /// `void *` to a typed pointer is not type punning.
     alloc_results: HashSet<VarId>,
@@ -198,6 +202,8 @@ fn build_once(
         bounds_checks: !opts.assume_in_bounds,
         mem: None,
         decl_keys: HashMap::new(),
+        opaque_decls: HashMap::new(),
+        escaped_keys: HashSet::new(),
         alloc_results: HashSet::new(),
         uses_memory: false,
     };
@@ -264,7 +270,8 @@ fn build_once(
         let message = format!("{} ({}): reads through pointers are any value, writes havoc what they may reach", memory::GIVE_UP, why);
         return Err(BuildError { pos: cx.pos(span), message });
     }
-    let addressed: HashSet<memory::DeclKey> = cx.escaped.iter().filter_map(|v| cx.decl_keys.get(v).cloned()).collect();
+    let mut addressed: HashSet<memory::DeclKey> = cx.escaped.iter().filter_map(|v| cx.decl_keys.get(v).cloned()).collect();
+    addressed.extend(cx.escaped_keys.iter().cloned());
     let file_start = cx.pos(LSpan::none());
     let mut notes = cx.notes;
     notes.sort_by_key(|n| (n.pos.line, n.pos.col));

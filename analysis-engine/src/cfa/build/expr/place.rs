@@ -537,7 +537,18 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         if self.st.dry > 0 {
             return;
         }
-        if self.memory_on() && !matches!(obj, Obj::Opaque) {
+        if let Obj::Opaque = obj {
+            // A union or float has no variables: its declaration, if it has one, is noted so
+            // that the second build puts it in memory.
+            if let Some(key) = self.cx.opaque_decls.get(&(obj as *const Obj)).cloned() {
+                if self.memory_on() {
+                    self.memory_gives_up(LSpan::none(), "the address of an object outside memory is taken");
+                }
+                self.cx.escaped_keys.insert(key);
+            }
+            return;
+        }
+        if self.memory_on() {
             self.memory_gives_up(LSpan::none(), "the address of an object outside memory is taken");
         }
         let mut vars = Vec::new();
