@@ -264,6 +264,33 @@ pub struct Program {
     pub notes: Vec<BuildNote>,
     /// Which kinds of targets are properties (what the program was built for).
     pub properties: PropertySet,
+    /// With the memory model (`build/memory.rs`): the names of the static objects (object id
+    /// `k` is `objects[k - 1]`), to show pointers as `&x + 4`; `None` without it.
+    pub objects: Option<Vec<String>>,
+}
+
+/// Object ids from here on are allocations (the memory model, `build/memory.rs`).
+pub const HEAP_BASE: i128 = 1 << 30;
+
+impl Program {
+    /// A pointer value as a person reads it, with the memory model: `NULL`, `&x`, `&x + 8`,
+    /// `&"abc"`, `&malloc#2 + 4` (the second allocation); `None` without the model.
+    pub fn show_pointer(&self, v: i128) -> Option<String> {
+        let names = self.objects.as_ref()?;
+        if v == 0 {
+            return Some("NULL".into());
+        }
+        let (id, off) = (v >> 32, v & 0xffff_ffff);
+        let base = if id >= HEAP_BASE {
+            format!("&malloc#{}", id - HEAP_BASE + 1)
+        } else {
+            match names.get((id as usize).wrapping_sub(1)) {
+                Some(n) => format!("&{}", n),
+                None => return Some(format!("{v:#x}")),
+            }
+        };
+        Some(if off == 0 { base } else { format!("{} + {}", base, off) })
+    }
 }
 
 impl Program {

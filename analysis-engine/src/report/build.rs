@@ -55,7 +55,11 @@ pub fn value_text(p: &Program, v: VarId, idx: Option<i64>, val: i128) -> (String
         Some(i) => format!("{}[{}]", info.name, i),
         None => info.name.clone(),
     };
-    let shown = if info.pointer { TraceValue::Address(val) } else { TraceValue::Int(val) };
+    let shown = match (info.pointer, p.show_pointer(val)) {
+        (true, Some(text)) => TraceValue::Pointer(val, text.into()),
+        (true, None) => TraceValue::Address(val),
+        _ => TraceValue::Int(val),
+    };
     (name, shown)
 }
 

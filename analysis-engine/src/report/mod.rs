@@ -55,18 +55,20 @@ pub enum StepKind {
 }
 
 /// A value shown in a counterexample, as data: the server formats it.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TraceValue {
     Int(i128),
     /// An address (a pointer's value), shown in hexadecimal.
     Address(i128),
+    /// A pointer of the memory model: its value and how it reads (`&x + 4`, `NULL`).
+    Pointer(i128, std::sync::Arc<str>),
 }
 
 impl TraceValue {
     /// The number, whatever its kind.
-    pub fn as_i128(self) -> i128 {
+    pub fn as_i128(&self) -> i128 {
         match self {
-            TraceValue::Int(v) | TraceValue::Address(v) => v,
+            TraceValue::Int(v) | TraceValue::Address(v) | TraceValue::Pointer(v, _) => *v,
         }
     }
 }
@@ -76,6 +78,7 @@ impl std::fmt::Display for TraceValue {
         match self {
             TraceValue::Int(v) => write!(f, "{v}"),
             TraceValue::Address(v) => write!(f, "{v:#x}"),
+            TraceValue::Pointer(_, text) => write!(f, "{text}"),
         }
     }
 }

@@ -304,7 +304,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 let arg = Place::Obj { obj, idx: Vec::new(), ty: ty.clone() };
                 let span = def.statement.span;
                 let value = self.read(&arg, span);
-                let addr = self.memory_object(&ty, span);
+                let addr = self.memory_object(&pname, &ty, span);
                 self.automatic_in_memory();
                 let at = Place::At { addr: addr.clone(), ty: ty.clone(), opaque: false };
                 self.st.checked += 1;

@@ -169,7 +169,7 @@ fn in_memory(
             return Ok(());
         }
     }
-    let addr = b.memory_object(&ty, span);
+    let addr = b.memory_object(&name, &ty, span);
     let p = Place::At { addr: addr.clone(), ty: ty.clone(), opaque: false };
     b.cx.declare(name.clone(), Sym::At(addr, ty.clone()));
     if store == Store::Global || is_static {

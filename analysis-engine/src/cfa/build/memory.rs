@@ -36,7 +36,7 @@ use crate::ir::{BinOp, Expr, Imprecision, IntTy, LValue, Stmt, VarId, VarInfo, V
 /// Bits of an encoded pointer that hold the byte offset.
 pub const OFFSET_BITS: u32 = 32;
 /// Object ids from here on are allocations (`malloc`, `calloc`, …): only they may be freed.
-pub const HEAP_BASE: i128 = 1 << 30;
+pub use crate::cfa::HEAP_BASE;
 /// The largest object the encoding holds (offsets are 32-bit).
 pub const MAX_OBJECT: u64 = (1 << 31) - 1;
 
@@ -101,6 +101,8 @@ pub struct Memory {
     pub next: VarId,
     /// The sizes of the static objects so far (ids 1, 2, …).
     pub sizes: Vec<u64>,
+    /// Their names, as traces show pointers to them (`x`, `"abc"`, `main`).
+    pub names: Vec<String>,
     /// Why the model cannot be used for this program (then it is built without it).
     pub fallback: Option<(String, LSpan)>,
     /// The shapes of the pointees of pointers converted to or from `void *` (see
@@ -169,10 +171,11 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
 
     /// Creates a static object of `bytes` bytes (its size is set by the start function) and
     /// returns its address.
-    pub fn static_object(&mut self, bytes: u64, span: LSpan) -> Expr {
+    pub fn static_object(&mut self, name: String, bytes: u64, span: LSpan) -> Expr {
         let (id, size) = {
             let m = self.cx.mem.as_mut().expect("memory model");
             m.sizes.push(bytes);
+            m.names.push(name);
             (m.sizes.len() as i128, m.size)
         };
         if id >= HEAP_BASE || bytes > MAX_OBJECT {
@@ -359,6 +362,7 @@ pub(super) fn set_up(cx: &mut super::ProgCx, keys: HashSet<DeclKey>) -> BResult<
         size,
         next,
         sizes: Vec::new(),
+        names: Vec::new(),
         fallback: None,
         void_shapes: Vec::new(),
         functions: Default::default(),
@@ -405,7 +409,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
 
     /// The memory object of a declaration of type `ty`: its address (the model gives up on
     /// types of unknown or variable size).
-    pub fn memory_object(&mut self, ty: &CType, span: LSpan) -> Expr {
+    pub fn memory_object(&mut self, name: &str, ty: &CType, span: LSpan) -> Expr {
         let size = match self.cx.types.size_of(ty) {
             Some(n) if !self.cx.types.is_variable(ty) => n,
             _ => {
@@ -413,7 +417,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 0
             }
         };
-        self.static_object(size, span)
+        self.static_object(name.to_string(), size, span)
     }
 
     /// The scalar leaves of the object at `p` (struct members and array elements), or `None`
@@ -645,7 +649,9 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             _ => CType::Int(IntTy::I8),
         };
         let width = self.cx.types.size_of(&elem).unwrap_or(1);
-        let addr = self.static_object((units.len() as u64 + 1) * width, span);
+        let text: String = units.iter().take(16).map(|&u| char::from_u32(u).filter(|c| !c.is_control()).unwrap_or('.')).collect();
+        let shown = format!("\"{}{}\"", text, if units.len() > 16 { "…" } else { "" });
+        let addr = self.static_object(shown, (units.len() as u64 + 1) * width, span);
         if let (0, Some((arr, it))) = (self.st.dry, self.cell_of(&elem)) {
             let cty = self.cx.mem_cell_ty(arr);
             let sp = self.span(span);
@@ -666,7 +672,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         if let Some(a) = self.cx.mem.as_ref().and_then(|m| m.functions.get(name)) {
             return a.clone();
         }
-        let addr = self.static_object(0, span);
+        let addr = self.static_object(name.to_string(), 0, span);
         self.cx.mem.as_mut().expect("memory model").functions.insert(name.to_string(), addr.clone());
         addr
     }

@@ -276,6 +276,7 @@ fn build_once(
     let mut notes = cx.notes;
     notes.sort_by_key(|n| (n.pos.line, n.pos.col));
     notes.dedup();
+    let objects = cx.mem.as_ref().map(|m| m.names.clone());
     let program = Program {
         file,
         source: Arc::from(""),
@@ -290,6 +291,7 @@ fn build_once(
         externals: cx.externals.into_iter().collect(),
         notes,
         properties: opts.properties,
+        objects,
     };
     if let Some(m) = &cx.mem {
         // Automatic objects in memory have fixed ids: a recursive function's activations would

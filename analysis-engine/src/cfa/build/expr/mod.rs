@@ -200,7 +200,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 let ty = self.cx.type_name(&cl.node.type_name.node, cl.node.type_name.span)?;
                 if self.memory_on() {
                     // In memory: its address may be taken.
-                    let addr = self.memory_object(&ty, span);
+                    let addr = self.memory_object("(compound literal)", &ty, span);
                     let p = Place::At { addr, ty: ty.clone(), opaque: false };
                     super::init::init_list(self, &p, &ty, &cl.node.initializer_list, span)?;
                     return Ok(self.read(&p, span));
