@@ -65,6 +65,16 @@ fn is_pure_external(name: &str) -> bool {
     )
 }
 
+/// A function a call through a pointer may reach, with its signature if it is declared here.
+type Candidate = (String, Option<Rc<FuncSig>>);
+
+/// What a dispatch over candidates does besides them: the imprecision of a result it does not
+/// know, and the construct reached when no candidate's condition holds (else the run ends).
+struct Otherwise {
+    why: Imprecision,
+    unsupported: Option<String>,
+}
+
 fn is_allocator(name: &str) -> bool {
     matches!(name, "malloc" | "calloc" | "realloc" | "alloca" | "__builtin_alloca" | "valloc" | "strdup")
 }
@@ -210,14 +220,14 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             let what = self.cx.indirect.foreign.clone().map(|why| {
                 format!("call through `{}` ({}), which may hold a function outside the file", self.source_text(call.callee.span), why)
             });
-            let indexed: Vec<(usize, (String, Option<Rc<FuncSig>>))> = cands.into_iter().enumerate().collect();
+            let indexed: Vec<(usize, Candidate)> = cands.into_iter().enumerate().collect();
+            let how = Otherwise { why: Imprecision::FunctionPointer, unsupported: what };
             return self.dispatch(
                 &indexed,
                 &ret,
                 span,
-                Imprecision::FunctionPointer,
+                how,
                 |_, (k, _)| conds[*k].clone(),
-                what,
                 |b, (_, (name, sig))| b.call_candidate(name, sig.clone(), call, span),
             );
         }
@@ -238,13 +248,13 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         }
         let _ = dest;
         let why = Imprecision::FunctionPointer;
+        let how = Otherwise { why, unsupported: None };
         self.dispatch(
             &cands,
             &ret,
             span,
-            why,
+            how,
             |_, _| Expr::Unknown(IntTy::INT, why),
-            None,
             |b, (name, sig)| b.call_candidate(name, sig.clone(), call, span),
         )
     }
@@ -281,11 +291,11 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         cands: &[T],
         ret: &CType,
         span: LSpan,
-        why: Imprecision,
+        how: Otherwise,
         cond: impl Fn(&Self, &T) -> Expr,
-        otherwise: Option<String>,
         mut each: impl FnMut(&mut Self, &T) -> BResult<Value>,
     ) -> BResult<Value> {
+        let Otherwise { why, unsupported: otherwise } = how;
         let sp = self.span(span);
         let holder = match ret {
             CType::Int(_) | CType::Ptr(_) => {
@@ -348,13 +358,13 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         self.edge(head, body, EdgeKind::Blank, sp);
         self.st.cur = body;
         let why = Imprecision::Callback;
+        let how = Otherwise { why, unsupported: None };
         self.dispatch(
             cands,
             &CType::Void,
             span,
-            why,
+            how,
             |_, _| Expr::Unknown(IntTy::INT, why),
-            None,
             |b, (name, sig)| b.call_arbitrary(name, sig.clone(), span),
         )?;
         let cur = self.st.cur;
