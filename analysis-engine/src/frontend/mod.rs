@@ -165,6 +165,8 @@ pub fn parse_within(input: &SourceInput, ilp32: bool, stop: Stop<'_>) -> Result<
         });
     }
     let linemap = LineMap::new(&pp, &name, follow_markers);
+    // Columns of the user's lines as written, not as `cc -E` re-spaced and expanded them.
+    let linemap = if follow_markers { linemap.aligned(&pp, &input.text) } else { linemap };
     if pp.contains('\0') {
         return Err(FrontendError::Syntax {
             message: "input contains NUL bytes; it does not look like C source".into(),
