@@ -254,7 +254,7 @@ async fn a_one_line_edit_reverifies_only_that_function_and_its_callers() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn syntax_errors_keep_old_results_stale_and_show_no_proof() {
+async fn syntax_errors_keep_old_results_stale() {
     let (uri, text) = fixture();
     let mut c = client(options()).await;
     c.open(&uri, &text).await;
@@ -266,19 +266,29 @@ async fn syntax_errors_keep_old_results_stale_and_show_no_proof() {
     assert!(done["parseError"].is_string(), "{done}");
     let syntax = with_code(&diags, "syntax");
     assert_eq!(syntax.len(), 1, "{diags:#?}");
-    assert_eq!(syntax[0]["range"]["start"]["line"], line);
-    assert!(with_code(&diags, "proved").is_empty(), "no proof while the code does not parse");
-    assert!(with_code(&diags, "unreachable").is_empty());
-    let violated = with_code(&diags, "violated");
-    assert_eq!(violated.len(), 1);
-    assert!(violated[0]["message"].as_str().unwrap().contains("(stale"), "{}", violated[0]);
+    // At the token where parsing failed, covering it, with a short message.
+    assert_eq!(syntax[0]["range"]["start"], json!({"line": line, "character": 10}));
+    assert_eq!(syntax[0]["range"]["end"], json!({"line": line, "character": 11}));
+    assert_eq!(
+        syntax[0]["message"],
+        "syntax error: expected an expression before `;` (results shown are from the last version that parsed)"
+    );
+    // Every earlier result stays, marked stale: the violation, the proof, the dead code, the
+    // invariant.
+    for code in ["violated", "proved", "unreachable"] {
+        let d = with_code(&diags, code);
+        assert_eq!(d.len(), 1, "{code}: {diags:#?}");
+        assert!(d[0]["message"].as_str().unwrap().contains("(stale"), "{}", d[0]);
+    }
     let hints = c
         .call(
             "textDocument/inlayHint",
             json!({"textDocument": {"uri": uri}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 99, "character": 0}}}),
         )
         .await;
-    assert_eq!(hints, json!([]));
+    let hints = hints.as_array().unwrap();
+    assert_eq!(hints.len(), 1, "{hints:?}");
+    assert!(hints[0]["label"].as_str().unwrap().ends_with("(stale)"), "{hints:?}");
     let lenses = c.call("textDocument/codeLens", json!({"textDocument": {"uri": uri}})).await;
     assert_eq!(lenses[0]["command"]["title"], "stale (syntax error)");
 
@@ -289,6 +299,21 @@ async fn syntax_errors_keep_old_results_stale_and_show_no_proof() {
     assert!(is_fresh(&Value::Array(diags.clone())));
     assert_eq!(with_code(&diags, "proved").len(), 1);
     assert!(with_code(&diags, "syntax").is_empty());
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_that_never_parsed_shows_only_its_syntax_error() {
+    let uri = temp_uri("cpals-lsp-never-parsed.c");
+    let text = "int main(void) {\n  int x = 1\n  int y = 2;\n  return x + y;\n}\n";
+    let mut c = client(options()).await;
+    c.open(&uri, text).await;
+    let (_, diags) = c.settled(&uri, 1).await;
+    assert_eq!(diags.len(), 1, "{diags:#?}");
+    assert_eq!(diags[0]["code"], "syntax");
+    // No earlier results to speak of.
+    assert_eq!(diags[0]["message"], "syntax error: expected `;` before `int`");
+    assert_eq!(diags[0]["range"], json!({"start": {"line": 2, "character": 2}, "end": {"line": 2, "character": 5}}));
     c.shutdown().await;
 }
 

@@ -236,7 +236,13 @@ impl LineMap {
                 }
                 let (s, e, exact) = extent[tok];
                 for (d, c) in cols[ts..te].iter_mut().enumerate() {
-                    let col = if exact { s + d } else if d == 0 { s } else { e };
+                    let col = if exact {
+                        s + d
+                    } else if d == 0 {
+                        s
+                    } else {
+                        e
+                    };
                     *c = col as u32 + 1;
                 }
                 last = Some(e);

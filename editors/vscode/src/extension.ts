@@ -12,10 +12,12 @@ import {
 } from "vscode-languageclient/node";
 
 import { needsRestart, resolveServerPath, SERVER_ARGS, serverSettings } from "./settings";
-import { fileStatus, StatusDiag, statusText } from "./status";
+import { fileStatus, serverDownText, StatusDiag, statusText } from "./status";
 import { functionAt, Lens, moveStep, parseTrace, renderSteps, StepItem, Trace, traceTitle, violationLine } from "./trace";
 
 let client: LanguageClient | undefined;
+/** Why the server is not running (it could not start), shown in the status bar. */
+let serverDown: string | undefined;
 let output: vscode.OutputChannel;
 /** URIs (as the server writes them) with a verification running. */
 const verifying = new Set<string>();
@@ -65,13 +67,25 @@ function makeClient(): LanguageClient {
   return c;
 }
 
+/** Stops the client if it runs; a client that never started (or already stopped) is left alone. */
+async function stopClient(): Promise<void> {
+  const c = client;
+  client = undefined;
+  if (c?.isRunning()) {
+    await c.stop().catch(() => undefined);
+  }
+}
+
 async function startClient(): Promise<void> {
   verifying.clear();
+  serverDown = undefined;
   try {
     client = makeClient();
     await client.start();
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);
+    serverDown = msg;
+    client = undefined;
     void vscode.window.showErrorMessage(`cpals: could not start the server (${msg}). Set cpals.path to the cpals executable.`, "Open Settings").then((a) => {
       if (a) {
         void vscode.commands.executeCommand("workbench.action.openSettings", "cpals.path");
@@ -120,11 +134,14 @@ function updateStatus(): void {
     return;
   }
   const diags: StatusDiag[] = vscode.languages.getDiagnostics(e.document.uri).map(toDiag);
-  const s = statusText(fileStatus(diags, verifying.has(protocolUri(e.document.uri))));
+  const s =
+    serverDown !== undefined || !client
+      ? serverDownText(serverDown ?? "it is not running")
+      : statusText(fileStatus(diags, verifying.has(protocolUri(e.document.uri))));
   statusItem.text = s.text;
   statusItem.tooltip = s.tooltip;
   statusItem.backgroundColor = s.error ? new vscode.ThemeColor("statusBarItem.errorBackground") : undefined;
-  statusItem.command = "cpals.verify";
+  statusItem.command = serverDown !== undefined ? "cpals.restartServer" : "cpals.verify";
   statusItem.show();
 }
 
@@ -281,7 +298,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }
   });
   reg("cpals.restartServer", async () => {
-    await client?.stop().catch(() => undefined);
+    await stopClient();
     await startClient();
   });
 
@@ -293,7 +310,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         return;
       }
       if (needsRestart((s) => ev.affectsConfiguration(s))) {
-        await client?.stop().catch(() => undefined);
+        await stopClient();
         await startClient();
       } else if (client?.isRunning()) {
         await client.sendNotification(DidChangeConfigurationNotification.type, { settings: { cpals: settingsForServer() } });
@@ -304,5 +321,5 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 }
 
 export async function deactivate(): Promise<void> {
-  await client?.stop();
+  await stopClient();
 }

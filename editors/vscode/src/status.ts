@@ -54,6 +54,15 @@ export function fileStatus(diags: readonly StatusDiag[], verifying: boolean): Fi
   return s;
 }
 
+/** The status bar item while the server is not running (no counts: there are no results). */
+export function serverDownText(why: string): { text: string; tooltip: string; error: boolean } {
+  return {
+    text: "$(error) cpals: server not running",
+    tooltip: `The cpals server could not start (${why}). Set cpals.path to the cpals executable; click to start it again.`,
+    error: true,
+  };
+}
+
 /** The status bar item: its text (with a codicon), tooltip and whether it shows an error. */
 export function statusText(s: FileStatus): { text: string; tooltip: string; error: boolean } {
   const counts = `${s.proved} proved, ${s.violated} violated, ${s.unknown} unknown`;

@@ -3,7 +3,7 @@
 import { strict as assert } from "node:assert";
 import { test } from "node:test";
 
-import { fileStatus, STALE_MARK, StatusDiag, statusText } from "../src/status";
+import { fileStatus, serverDownText, STALE_MARK, StatusDiag, statusText } from "../src/status";
 
 const r = (line: number) => ({ start: { line, character: 0 }, end: { line, character: 5 } });
 const d = (code: string, message = code, source = "cpals"): StatusDiag => ({ code, message, source, range: r(1) });
@@ -30,4 +30,12 @@ test("verifying wins over the counts, stale and syntax errors are shown", () => 
   const broken = fileStatus([d("syntax", "expected ';'"), d("unknown")], false);
   assert.equal(statusText(broken).text, "$(question) cpals: 0 proved, 0 violated, 1 unknown (stale: syntax error)");
   assert.equal(statusText(fileStatus([], false)).text, "$(circle-outline) cpals: 0 proved, 0 violated, 0 unknown");
+});
+
+test("a server that is not running shows no counts", () => {
+  const t = serverDownText("spawn /nonexistent/cpals ENOENT");
+  assert.equal(t.text, "$(error) cpals: server not running");
+  assert.match(t.tooltip, /ENOENT/);
+  assert.doesNotMatch(t.text, /proved/);
+  assert.equal(t.error, true);
 });

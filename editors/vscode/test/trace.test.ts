@@ -25,7 +25,7 @@ test("the recorded trace parses and lists every step with its values", () => {
   assert.ok(items.some((s) => s.description.includes("i = 10")));
   const last = items[items.length - 1];
   assert.equal(last.line, 25);
-  assert.equal(`${last.label} | ${last.description}`, "41. assert(n + s != 23) | false · n = 3, s = 20");
+  assert.equal(`${last.label} | ${last.description}`, "41. n + s != 23 | false · n = 3, s = 20");
   assert.equal(items.map((s) => s.index).join(), [...items.keys()].join());
   assert.equal(traceTitle(t), `line 25: ${t.message}`);
   assert.equal(traceTitle({ ...t, stale: true }), `line 25: ${t.message} (stale)`);

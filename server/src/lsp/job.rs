@@ -433,6 +433,20 @@ fn cacheable(report: &Report) -> bool {
     !report.properties.iter().any(|p| p.verdict == Verdict::Unknown && p.reason.as_ref().is_some_and(|r| r.depends_on_resources()))
 }
 
+/// The column just past the token at 1-based line `line`, byte column `col` of `text` (a word,
+/// or one character), for a syntax error's range.
+fn token_end(text: &str, line: u32, col: u32) -> u32 {
+    let Some(l) = text.split('\n').nth(line.saturating_sub(1) as usize) else { return col };
+    let rest = l.get(col.saturating_sub(1) as usize..).unwrap_or("");
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let len = match rest.chars().next() {
+        Some(c) if word(c) => rest.chars().take_while(|&c| word(c)).map(char::len_utf8).sum(),
+        Some(c) => c.len_utf8(),
+        None => 0,
+    };
+    col + len as u32
+}
+
 /// Runs a job. `emit` receives the load result and each unit's result as soon as known.
 pub fn run(input: &JobInput, emit: &mut dyn FnMut(JobMsg)) -> JobSummary {
     let started = Instant::now();
@@ -450,7 +464,10 @@ pub fn run(input: &JobInput, emit: &mut dyn FnMut(JobMsg)) -> JobSummary {
     let program = match loaded {
         Err(e) => {
             let (range, message) = match e.pos() {
-                Some(p) if doc.is_doc(&p.file) => (index.range(&input.text, p.line, p.col, p.line, p.col), e.message().to_string()),
+                Some(p) if doc.is_doc(&p.file) => {
+                    let end = token_end(&input.text, p.line, p.col);
+                    (index.range(&input.text, p.line, p.col, p.line, end), e.message().to_string())
+                }
                 Some(p) => (index.range(&input.text, 1, 1, 1, 1), format!("{}:{}:{}: {}", p.file, p.line, p.col, e.message())),
                 None => (index.range(&input.text, 1, 1, 1, 1), e.message().to_string()),
             };

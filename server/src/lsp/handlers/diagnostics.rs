@@ -1,8 +1,8 @@
 //! Diagnostics of a file, a pure function of its results and its document: violations (Error,
 //! with the counterexample as related information, inputs first, then one entry per step with
 //! its values), proofs (Hint or Information "proved"), unknowns (Warning with the reason), dead
-//! code (Hint, `Unnecessary`), the syntax error. Results of an older version are marked stale;
-//! while the text does not parse no proof is shown.
+//! code (Hint, `Unnecessary`), the syntax error. Results of an older version are marked stale,
+//! also while the text does not parse (they are those of the last version that parsed).
 
 use analysis_engine::report::Verdict;
 use tower_lsp::lsp_types::{Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, DiagnosticTag, Location, NumberOrString};
@@ -60,15 +60,19 @@ fn related(p: &MergedProperty<'_>) -> Vec<DiagnosticRelatedInformation> {
 
 /// The diagnostics to publish for a document.
 pub fn build(state: &FileState, doc: &Document, proved_as_information: bool, related_information: bool) -> Vec<Diagnostic> {
-    let broken = state.broken(doc.version);
     let mut out = Vec::new();
     if let Some(e) = state.parse_error.as_ref().filter(|e| e.version == doc.version) {
+        let earlier = state.units.values().any(Option::is_some);
         out.push(Diagnostic {
             range: e.range,
             severity: Some(DiagnosticSeverity::ERROR),
             code: Some(NumberOrString::String("syntax".into())),
             source: Some(SOURCE.into()),
-            message: format!("{} (verification results below are from the last version that parsed)", e.message),
+            message: if earlier {
+                format!("{} (results shown are from the last version that parsed)", e.message)
+            } else {
+                e.message.clone()
+            },
             ..Default::default()
         });
     }
@@ -86,10 +90,6 @@ pub fn build(state: &FileState, doc: &Document, proved_as_information: bool, rel
                 ..Default::default()
             },
             Verdict::True => {
-                if broken {
-                    // No proof is shown for code that does not parse.
-                    continue;
-                }
                 let how = if p.cached {
                     format!("{} analysis, cached", p.analysis)
                 } else {
@@ -116,9 +116,6 @@ pub fn build(state: &FileState, doc: &Document, proved_as_information: bool, rel
         out.push(d);
     }
     for (range, stale, analysis) in &merged.unreachable {
-        if broken {
-            continue;
-        }
         out.push(Diagnostic {
             range: *range,
             severity: Some(DiagnosticSeverity::HINT),

@@ -14,32 +14,26 @@ fn inside(p: Position, r: &tower_lsp::lsp_types::Range) -> bool {
 
 pub fn build(state: &FileState, doc: &Document, pos: Position) -> Option<Hover> {
     let merged = merge(state, doc.version);
-    let broken = state.broken(doc.version);
-    if !broken {
-        if let Some((inv, stale)) = merged.invariants.iter().find(|(i, _)| inside(pos, &i.range) || i.range.start.line == pos.line) {
-            let mut md = format!("**Loop invariant**\n\n```c\n{}\n```\n\n", inv.expr);
-            md.push_str(&format!("- found by: the {} analysis\n", inv.source));
-            md.push_str(&format!(
-                "- checked inductive: {}\n",
-                if inv.inductive {
-                    "yes (an independent SMT query shows that it holds on entry and is preserved by the loop body)"
-                } else {
-                    "no"
-                }
-            ));
-            if *stale {
-                md.push_str("\n*Stale: the file changed since this was verified.*\n");
+    if let Some((inv, stale)) = merged.invariants.iter().find(|(i, _)| inside(pos, &i.range) || i.range.start.line == pos.line) {
+        let mut md = format!("**Loop invariant**\n\n```c\n{}\n```\n\n", inv.expr);
+        md.push_str(&format!("- found by: the {} analysis\n", inv.source));
+        md.push_str(&format!(
+            "- checked inductive: {}\n",
+            if inv.inductive {
+                "yes (an independent SMT query shows that it holds on entry and is preserved by the loop body)"
+            } else {
+                "no"
             }
-            return Some(Hover {
-                contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value: md }),
-                range: Some(inv.range),
-            });
+        ));
+        if *stale {
+            md.push_str("\n*Stale: the file changed since this was verified.*\n");
         }
+        return Some(Hover {
+            contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value: md }),
+            range: Some(inv.range),
+        });
     }
     let p = merged.properties.iter().find(|p| inside(pos, &p.view.range))?;
-    if broken && p.verdict == Verdict::True {
-        return None;
-    }
     let mut md = format!(
         "**{}**: {}\n",
         match p.verdict {
