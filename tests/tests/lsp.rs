@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use analysis_engine::report::Report;
 use analysis_engine::{Cancel, VerifyConfig};
 use cpals::lsp::ServerOptions;
 use cpals_tests::{file_uri, root, temp_dir, temp_uri};
@@ -96,6 +97,15 @@ async fn a_client_sees_proofs_violations_traces_dead_code_and_invariants() {
     let lenses = c.call("textDocument/codeLens", json!({"textDocument": {"uri": uri}})).await;
     let titles: Vec<&str> = lenses.as_array().unwrap().iter().map(|l| l["command"]["title"].as_str().unwrap()).collect();
     assert_eq!(titles, vec!["✗ 1 violation", "verify again", "show trace"]);
+
+    // The hover on the violation is short: the verdict, the inputs, the first steps and how
+    // to step through the rest (no command the palette lacks).
+    let hover = c.call("textDocument/hover", json!({"textDocument": {"uri": uri}, "position": v["range"]["start"]})).await;
+    let md = hover["contents"]["value"].as_str().unwrap();
+    assert!(md.starts_with("**violated**: counterexample with 41 steps"), "{md}");
+    assert!(md.contains("inputs: `__VERIFIER_nondet_int()` = 3"), "{md}");
+    assert!(md.contains("\n1. `n = __VERIFIER_nondet_int()` — n = 3"), "{md}");
+    assert!(!md.contains("\n4. ") && md.contains("F7") && !md.contains("cpals.showTrace"), "{md}");
 
     // Step through the counterexample: each step moves the editor there.
     let line = v["range"]["start"]["line"].clone();
@@ -302,6 +312,46 @@ async fn syntax_errors_keep_old_results_stale() {
     c.shutdown().await;
 }
 
+/// The milliseconds a proof's message names (`(combined analysis, 41 ms)`).
+fn proof_ms(d: &Value) -> u64 {
+    let m = d["message"].as_str().unwrap();
+    let ms = m.rsplit(", ").next().and_then(|t| t.strip_suffix(" ms)")).unwrap_or_else(|| panic!("no time in {m}"));
+    ms.parse().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verdicts_are_published_as_the_phases_decide_them() {
+    let path = root().join("fixtures/lsp/progressive.c");
+    let (uri, text) = (file_uri(&path), std::fs::read_to_string(&path).unwrap());
+    let mode = line_of(&text, "assert(mode == RUNNING)");
+    let relation = line_of(&text, "assert(read == written)");
+    let at = |diags: &[Value], code: &str, line: u32| diags.iter().any(|d| d["code"] == code && d["range"]["start"]["line"] == line);
+    // The server's default analysis (combined); a generous limit for a loaded machine.
+    let mut c = client(json!({"notifyJobs": true, "settings": {"debounceMs": 0, "timeoutSeconds": 120}})).await;
+    c.open(&uri, &text).await;
+    // First the flag, which the first value slice settles, while the relation is still being
+    // verified (the template analysis proves it later).
+    let first = c
+        .wait_for("the flag proved while the relation is verified", |m| {
+            let d = m.msg["params"]["diagnostics"].as_array().cloned().unwrap_or_default();
+            m.method() == Some("textDocument/publishDiagnostics") && at(&d, "proved", mode) && at(&d, "verifying", relation)
+        })
+        .await;
+    let before: Vec<_> = c.history.iter().filter(|m| m.method() == Some("cpals/jobDone")).collect();
+    assert!(before.is_empty(), "published before the job ended: {before:?}");
+    let diags = first.msg["params"]["diagnostics"].as_array().unwrap();
+    let pending = diags.iter().find(|d| d["code"] == "verifying").unwrap();
+    assert_eq!(pending["message"], "verifying…");
+    assert_eq!(pending["severity"], 4, "a hint, not a warning: {pending}");
+    // Then the relation, when the job is done; each proof names its own time.
+    let (_, diags) = c.settled(&uri, 1).await;
+    assert!(at(&diags, "proved", mode) && at(&diags, "proved", relation), "{diags:#?}");
+    assert!(!diags.iter().any(|d| d["code"] == "verifying"), "{diags:#?}");
+    let ms = |line: u32| proof_ms(diags.iter().find(|d| d["code"] == "proved" && d["range"]["start"]["line"] == line).unwrap());
+    assert!(ms(mode) < ms(relation), "the flag was decided first: {} ms, {} ms", ms(mode), ms(relation));
+    c.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_file_that_never_parsed_shows_only_its_syntax_error() {
     let uri = temp_uri("cpals-lsp-never-parsed.c");
@@ -392,12 +442,13 @@ async fn bad_requests_get_errors_and_the_server_stays_up() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_panicking_job_is_reported_once_and_the_server_stays_up() {
-    let verifier: cpals::lsp::job::Verifier = Arc::new(|p: &analysis_engine::cfa::Program, cfg: &VerifyConfig, cancel: &Cancel| {
-        if p.by_name.contains_key("boom") {
-            panic!("injected failure");
-        }
-        analysis_engine::verify(p, cfg, cancel)
-    });
+    let verifier: cpals::lsp::job::Verifier =
+        Arc::new(|p: &analysis_engine::cfa::Program, cfg: &VerifyConfig, cancel: &Cancel, _: &mut dyn FnMut(&Report)| {
+            if p.by_name.contains_key("boom") {
+                panic!("injected failure");
+            }
+            analysis_engine::verify(p, cfg, cancel)
+        });
     let (uri, text) = fixture();
     let mut c = client_with(ServerOptions { verifier }, options()).await;
     c.open(&uri, &text).await;
@@ -431,7 +482,7 @@ async fn a_panicking_job_is_reported_once_and_the_server_stays_up() {
 
 /// A verifier that runs until it is cancelled (and counts how many run at once).
 fn slow_verifier(active: Arc<AtomicUsize>, max: Arc<AtomicUsize>) -> cpals::lsp::job::Verifier {
-    Arc::new(move |p, cfg, cancel: &Cancel| {
+    Arc::new(move |p, cfg, cancel: &Cancel, _: &mut dyn FnMut(&Report)| {
         let now = active.fetch_add(1, Ordering::SeqCst) + 1;
         max.fetch_max(now, Ordering::SeqCst);
         if p.by_name.contains_key("slow") {
@@ -500,7 +551,7 @@ async fn edits_and_progress_cancel_a_running_job_and_shutdown_does_not_wait() {
 async fn a_job_that_does_not_stop_when_cancelled_is_abandoned_and_the_next_is_served() {
     let (release, hung) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicUsize::new(0)));
     let (r, h) = (release.clone(), hung.clone());
-    let verifier: cpals::lsp::job::Verifier = Arc::new(move |p, cfg, cancel: &Cancel| {
+    let verifier: cpals::lsp::job::Verifier = Arc::new(move |p, cfg, cancel: &Cancel, _: &mut dyn FnMut(&Report)| {
         if p.by_name.contains_key("hang") {
             h.fetch_add(1, Ordering::SeqCst);
             // Deaf to `cancel` until the test lets it go.
@@ -681,7 +732,7 @@ async fn settings_change_without_restart() {
 
 /// Every function verified: besides `main`, a function nothing calls is a unit of its own
 /// (verified with arbitrary arguments), with its own lens, and its violation is shown at the
-/// assertion.
+/// assertion; a function without properties has no lens.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_uncalled_function_is_a_unit_with_its_own_lens() {
     let path = root().join("fixtures/properties/uncalled_function.c");
@@ -706,5 +757,7 @@ async fn an_uncalled_function_is_a_unit_with_its_own_lens() {
     assert_eq!(title_of("check").as_deref(), Some("✗ 1 violation"));
     assert!(title_of("main").unwrap().starts_with("✓ proved"), "{lenses:#}");
     assert!(title_of("helper").unwrap().starts_with("✓ proved"), "{lenses:#}");
+    // A function without properties gets no lens ("no properties", "verify again").
+    assert_eq!(title_of("twice"), None, "{lenses:#}");
     c.shutdown().await;
 }

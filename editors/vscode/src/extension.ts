@@ -13,7 +13,7 @@ import {
 
 import { needsRestart, resolveServerPath, SERVER_ARGS, serverSettings } from "./settings";
 import { fileStatus, serverDownText, StatusDiag, statusText } from "./status";
-import { functionAt, Lens, moveStep, parseTrace, renderSteps, StepItem, Trace, traceTitle, violationLine } from "./trace";
+import { functionAt, keptRelated, Lens, lensCommand, moveStep, parseTrace, renderSteps, StepItem, Trace, traceTitle, violationLine } from "./trace";
 
 let client: LanguageClient | undefined;
 /** Why the server is not running (it could not start), shown in the status bar. */
@@ -47,6 +47,23 @@ function makeClient(): LanguageClient {
     initializationOptions: { notifyJobs: true, settings: settingsForServer() },
     outputChannel: output,
     middleware: {
+      // The lens "show trace" opens the Counterexample view, not the server's command.
+      provideCodeLenses: async (document, token, next) => {
+        const lenses = await next(document, token);
+        for (const l of lenses ?? []) {
+          if (l.command) {
+            const c = lensCommand(l.command);
+            l.command = { title: c.title, command: c.command, arguments: c.arguments };
+          }
+        }
+        return lenses;
+      },
+      handleDiagnostics: (uri, diagnostics, next) => {
+        for (const d of diagnostics) {
+          d.relatedInformation = keptRelated(d.relatedInformation);
+        }
+        next(uri, diagnostics);
+      },
       workspace: {
         // The server asks for section `cpals`; it gets only the keys it knows (not `path`, `trace`).
         configuration: (params) => params.items.map((item) => (item.section === "cpals" ? settingsForServer() : null)),
@@ -266,12 +283,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       reportError("verify function", err);
     }
   });
-  reg("cpals.showCounterexample", async () => {
+  reg("cpals.showCounterexample", async (lensLine?: number) => {
     const e = activeC();
     if (!e) {
       return;
     }
-    const line = violationLine(vscode.languages.getDiagnostics(e.document.uri).map(toDiag), e.selection.active.line);
+    // From a lens (its violation's line): a second click on the trace shown goes to its next step.
+    if (typeof lensLine === "number" && view.trace && view.trace.range.start.line === lensLine && view.trace.uri === protocolUri(e.document.uri)) {
+      await revealStep(view, tree, moveStep(view.current, 1, view.items.length));
+      return;
+    }
+    const cursor = typeof lensLine === "number" ? lensLine : e.selection.active.line;
+    const line = violationLine(vscode.languages.getDiagnostics(e.document.uri).map(toDiag), cursor);
     if (line === undefined) {
       void vscode.window.showInformationMessage("cpals: no violated assertion in this file.");
       return;

@@ -10,7 +10,7 @@ const d = (code: string, message = code, source = "cpals"): StatusDiag => ({ cod
 
 test("counts proved, violated and unknown properties of the server only", () => {
   const s = fileStatus([d("proved"), d("proved"), d("violated"), d("unknown"), d("unreachable"), d("violated", "x", "gcc")], false);
-  assert.deepEqual(s, { verifying: false, proved: 2, violated: 1, unknown: 1, stale: false, syntaxError: false });
+  assert.deepEqual(s, { verifying: false, proved: 2, violated: 1, unknown: 1, stale: false, syntaxError: false, pending: 0, decided: 4 });
   const t = statusText(s);
   assert.equal(t.text, "$(error) cpals: 2 proved, 1 violated, 1 unknown");
   assert.equal(t.error, true);
@@ -38,4 +38,9 @@ test("a server that is not running shows no counts", () => {
   assert.match(t.tooltip, /ENOENT/);
   assert.doesNotMatch(t.text, /proved/);
   assert.equal(t.error, true);
+});
+
+test("while verifying, the verdicts already in and the properties still open are counted", () => {
+  const s = fileStatus([d("proved"), d("verifying", "verifying…"), d("proved", `p ${STALE_MARK}`)], true);
+  assert.equal(statusText(s).text, "$(sync~spin) cpals: verifying… (1 of 2 decided)");
 });

@@ -13,6 +13,8 @@
 //!   is abandoned (a solver that hangs where cancelling does not reach): its results are never
 //!   published, its slot is free for the next job, and since its thread stays busy the pool
 //!   starts a new worker for the next one.
+//! - A unit's verdicts are published as its phases decide them (the quick ones first), the
+//!   rest shown as pending until the unit's result arrives.
 //! - After a job, inlay hints and code lenses are refreshed (when the client supports it).
 //! - Clients that ask for it (`initializationOptions.notifyJobs`) get `cpals/jobStarted` when a
 //!   job starts and `cpals/jobDone` after the diagnostics it produced (editor status bars).
@@ -438,6 +440,7 @@ impl Loop {
                 debug_assert_eq!(pe.version, version);
                 state.parse_error = Some(pe);
             }
+            JobMsg::Partial(view) => state.install_partial(view),
             JobMsg::Unit(view) => {
                 state.units.insert(view.root.clone(), Some(view));
             }

@@ -1,6 +1,7 @@
 //! Diagnostics of a file, a pure function of its results and its document: violations (Error,
 //! with the counterexample as related information, inputs first, then one entry per step with
-//! its values), proofs (Hint or Information "proved"), unknowns (Warning with the reason), dead
+//! its values), proofs (Hint or Information "proved", with the time the proof took), properties
+//! still being verified (Hint "verifying…"), unknowns (Warning with the reason), dead
 //! code (Hint, `Unnecessary`), the syntax error. Results of an older version are marked stale,
 //! also while the text does not parse (they are those of the last version that parsed).
 
@@ -79,6 +80,17 @@ pub fn build(state: &FileState, doc: &Document, proved_as_information: bool, rel
     let merged = merge(state, doc.version);
     for p in &merged.properties {
         let stale = if p.stale { STALE } else { "" };
+        if p.pending {
+            out.push(Diagnostic {
+                range: p.view.range,
+                severity: Some(DiagnosticSeverity::HINT),
+                code: Some(NumberOrString::String("verifying".into())),
+                source: Some(SOURCE.into()),
+                message: "verifying…".into(),
+                ..Default::default()
+            });
+            continue;
+        }
         let d = match p.verdict {
             Verdict::False => Diagnostic {
                 range: p.view.range,
