@@ -91,11 +91,21 @@ struct RelProperty {
     time_ms: u64,
 }
 
+/// A loop's invariant as shown (`invariant_text`), with its full form.
+#[derive(Clone, Debug)]
+struct RelInvariant {
+    range: RelRange,
+    text: String,
+    full: String,
+    source: String,
+    inductive: bool,
+}
+
 /// A unit's report in function-relative positions (what the cache keeps).
 #[derive(Clone, Debug)]
 pub struct RelUnit {
     properties: Vec<RelProperty>,
-    invariants: Vec<(RelRange, String, String, bool)>,
+    invariants: Vec<RelInvariant>,
     unreachable: Vec<RelRange>,
     analysis: String,
     time_ms: u64,
@@ -344,10 +354,15 @@ fn relativize(report: &Report, program: &Program) -> RelUnit {
                     .collect(),
             })
             .collect(),
-        invariants: report
-            .invariants
-            .iter()
-            .map(|i| (rel(&i.range, &i.function, &lines), i.expr.clone(), i.source.to_string(), i.inductive))
+        invariants: crate::invariant_text::shown(&report.invariants, Some(program))
+            .into_iter()
+            .map(|(i, text, full, sources)| RelInvariant {
+                range: rel(&i.range, &i.function, &lines),
+                text,
+                full,
+                source: sources,
+                inductive: i.inductive,
+            })
             .collect(),
         unreachable: report.unreachable.iter().map(|r| rel(r, &func_of(r), &lines)).collect(),
         analysis: report.analysis.to_string(),
@@ -427,13 +442,14 @@ fn view(unit: &RelUnit, root: &str, functions: Vec<String>, program: &Program, d
         invariants: unit
             .invariants
             .iter()
-            .filter_map(|(r, expr, source, inductive)| {
+            .filter_map(|i| {
                 Some(InvariantView {
-                    function: r.func.clone(),
-                    range: here(r)?,
-                    expr: expr.clone(),
-                    source: source.clone(),
-                    inductive: *inductive,
+                    function: i.range.func.clone(),
+                    range: here(&i.range)?,
+                    expr: i.text.clone(),
+                    full: i.full.clone(),
+                    source: i.source.clone(),
+                    inductive: i.inductive,
                 })
             })
             .collect(),

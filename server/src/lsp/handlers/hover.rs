@@ -17,6 +17,9 @@ pub fn build(state: &FileState, doc: &Document, pos: Position) -> Option<Hover> 
     let merged = merge(state, doc.version);
     if let Some((inv, stale)) = merged.invariants.iter().find(|(i, _)| inside(pos, &i.range) || i.range.start.line == pos.line) {
         let mut md = format!("**Loop invariant**\n\n```c\n{}\n```\n\n", inv.expr);
+        if inv.full != inv.expr {
+            md.push_str(&format!("as the analyses found it (with what the variables' types imply):\n\n```c\n{}\n```\n\n", inv.full));
+        }
         md.push_str(&format!("- found by: the {} analysis\n", inv.source));
         md.push_str(&format!(
             "- checked inductive: {}\n",

@@ -57,7 +57,10 @@ pub struct InvariantView {
     pub function: String,
     /// The loop's keyword.
     pub range: Range,
+    /// As shown (without what the types imply, bounds joined).
     pub expr: String,
+    /// As the analyses reported it (the hover shows it when it differs).
+    pub full: String,
     pub source: String,
     pub inductive: bool,
 }
@@ -302,6 +305,7 @@ mod tests {
                 function: "f".into(),
                 range: r(2),
                 expr: inv.into(),
+                full: inv.into(),
                 source: "value".into(),
                 inductive: true,
             }],
