@@ -110,8 +110,8 @@ struct Run<'a> {
     /// The rest of the value share, when the first slice was cut from it and ran out of time.
     value_rest: Option<Duration>,
     /// Told what is decided so far after each phase that decided something and left the run
-    /// open (see [`verify_progressive`]).
-    progress: &'a mut dyn FnMut(&Report),
+    /// open (see [`verify_progressive`]); `None` for [`verify`], which builds no such report.
+    progress: Option<&'a mut dyn FnMut(&Report)>,
     /// How many properties the last progress report decided.
     reported: usize,
     started: Instant,
@@ -119,7 +119,7 @@ struct Run<'a> {
 
 /// Runs the configured analysis and reports on every property.
 pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Report {
-    verify_progressive(program, config, cancel, &mut |_| {})
+    run_phases(program, config, cancel, None)
 }
 
 /// [`verify`], telling `progress` what is decided so far whenever a phase that leaves the run
@@ -130,6 +130,10 @@ pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Repo
 /// included); every other one is `unknown` with the reason "still being verified" and is not
 /// an answer. The final report is the return value, as [`verify`]'s.
 pub fn verify_progressive(program: &Program, config: &VerifyConfig, cancel: &Cancel, progress: &mut dyn FnMut(&Report)) -> Report {
+    run_phases(program, config, cancel, Some(progress))
+}
+
+fn run_phases(program: &Program, config: &VerifyConfig, cancel: &Cancel, progress: Option<&mut dyn FnMut(&Report)>) -> Report {
     if let Analysis::Templates(mode) = config.analysis {
         return phases::templates_alone(program, config, mode, cancel);
     }
@@ -149,7 +153,11 @@ pub fn verify_progressive(program: &Program, config: &VerifyConfig, cancel: &Can
         templates: None,
         all_by_templates: false,
         value_rest: None,
-        progress,
+        // (`as`: the callback's lifetime shortened to the run's.)
+        progress: match progress {
+            Some(p) => Some(p as &mut dyn FnMut(&Report)),
+            None => None,
+        },
         reported: 0,
         started,
     };
@@ -213,6 +221,9 @@ impl Run<'_> {
     /// proofs (of the summary analysis, of the value analysis when its exploration completed,
     /// of the template invariants), when that is more than last time.
     fn report_progress(&mut self) {
+        if self.progress.is_none() {
+            return;
+        }
         let mut proved = self.proved.clone();
         if let Some(t) = &self.templates {
             proved.extend(t.proved.iter().copied());
@@ -232,7 +243,9 @@ impl Run<'_> {
         stats.time_ms = self.started.elapsed().as_millis() as u64;
         let credits = Credits { analysis: self.config.analysis, templates: None, all_by_templates: false };
         let report = build::assemble(self.program, &self.props, outcome, credits, stats);
-        (self.progress)(&report);
+        if let Some(progress) = self.progress.as_mut() {
+            progress(&report);
+        }
     }
 
     /// The budget `share` of the time left, or `fixed` without a time limit.
