@@ -295,6 +295,7 @@ impl Loop {
         if let Some(mut e) = self.session.docs.get_mut(uri) {
             e.job = None;
             e.state.running = false;
+            e.state.drop_pending();
             // A job that hung at its limit on the current text is a failure the user sees; one
             // cancelled by an edit is simply replaced.
             if !by_cancel && e.doc.version == r.version {
@@ -471,6 +472,7 @@ impl Loop {
             // One job per file: the token in the entry (if an edit left it there) is this job's.
             e.job = None;
             e.state.running = false;
+            e.state.drop_pending();
             match &summary.panicked {
                 Some(msg) if e.doc.version == r.version => {
                     e.state.failure = Some(msg.clone());

@@ -165,6 +165,15 @@ impl FileState {
         }
     }
 
+    /// After a job ends without a unit's result (cancelled, abandoned, failed): its pending
+    /// properties are no longer being verified, so they are dropped (never "verifying…" with
+    /// nothing running); the verdicts it decided stay.
+    pub fn drop_pending(&mut self) {
+        for u in self.units.values_mut().flatten().filter(|u| u.partial) {
+            u.properties.retain(|p| !p.pending);
+        }
+    }
+
     /// True when the current text does not parse.
     pub fn broken(&self, version: i32) -> bool {
         self.parse_error.as_ref().is_some_and(|p| p.version == version)
@@ -386,5 +395,8 @@ mod tests {
         let m = merge(&s, 3);
         assert_eq!(m.properties[0].verdict, Verdict::True);
         assert!(m.properties[1].pending && m.properties[1].verdict == Verdict::Unknown);
+        // The job ends without the unit's result: nothing stays "verifying…".
+        s.drop_pending();
+        assert!(merge(&s, 3).properties.iter().all(|p| !p.pending));
     }
 }
