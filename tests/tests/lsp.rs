@@ -352,6 +352,45 @@ async fn verdicts_are_published_as_the_phases_decide_them() {
     c.shutdown().await;
 }
 
+/// While a unit is still being verified after its first verdicts, the lens says how far it
+/// is and the hover on the open property says it is being verified (the engine held after
+/// its first partial report until the test releases it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lens_and_hover_follow_the_verdicts_as_they_come() {
+    let release = Arc::new(AtomicBool::new(false));
+    let r = release.clone();
+    let verifier: cpals::lsp::job::Verifier = Arc::new(move |p, cfg, cancel: &Cancel, progress: &mut dyn FnMut(&Report)| {
+        let mut held = |partial: &Report| {
+            progress(partial);
+            while !r.load(Ordering::SeqCst) && !cancel.is_cancelled() {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        };
+        analysis_engine::portfolio::verify_progressive(p, cfg, cancel, &mut held)
+    });
+    let path = root().join("fixtures/lsp/progressive.c");
+    let (uri, text) = (file_uri(&path), std::fs::read_to_string(&path).unwrap());
+    let relation = line_of(&text, "assert(read == written)");
+    let mut c =
+        client_with(ServerOptions { verifier }, json!({"notifyJobs": true, "settings": {"debounceMs": 0, "timeoutSeconds": 120}})).await;
+    c.open(&uri, &text).await;
+    c.wait_for("a property still being verified", |m| {
+        m.method() == Some("textDocument/publishDiagnostics")
+            && m.msg["params"]["diagnostics"].as_array().is_some_and(|d| d.iter().any(|d| d["code"] == "verifying"))
+    })
+    .await;
+    let lenses = c.call("textDocument/codeLens", json!({"textDocument": {"uri": uri}})).await;
+    assert_eq!(lenses[0]["command"]["title"], "… verifying (1 of 2 decided)", "{lenses:#}");
+    let hover = c.call("textDocument/hover", json!({"textDocument": {"uri": uri}, "position": {"line": relation, "character": 4}})).await;
+    assert_eq!(hover["contents"]["value"], "**verifying…**\n", "{hover:#}");
+    release.store(true, Ordering::SeqCst);
+    let (_, diags) = c.settled(&uri, 1).await;
+    assert_eq!(with_code(&diags, "proved").len(), 2, "{diags:#?}");
+    let lenses = c.call("textDocument/codeLens", json!({"textDocument": {"uri": uri}})).await;
+    assert!(lenses[0]["command"]["title"].as_str().unwrap().starts_with("✓ proved"), "{lenses:#}");
+    c.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_file_that_never_parsed_shows_only_its_syntax_error() {
     let uri = temp_uri("cpals-lsp-never-parsed.c");
