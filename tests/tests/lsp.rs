@@ -391,6 +391,25 @@ async fn the_lens_and_hover_follow_the_verdicts_as_they_come() {
     c.shutdown().await;
 }
 
+/// The same unknown reason is given in full once; the other properties it keeps open name
+/// that line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_reason_is_given_once() {
+    let uri = temp_uri("cpals-lsp-same-reason.c");
+    let text = "#include <assert.h>\n#include <stdlib.h>\nint main(void) {\n  int r = rand();\n  assert(r != 1);\n  assert(r != 2);\n  return 0;\n}\n";
+    let mut c = client(options()).await;
+    c.open(&uri, text).await;
+    let (_, diags) = c.settled(&uri, 1).await;
+    let unknown = with_code(&diags, "unknown");
+    assert_eq!(unknown.len(), 2, "{diags:#?}");
+    assert_eq!(
+        unknown[0]["message"],
+        "unknown: assertion `r != 1`: the counterexample depends on a value returned by `rand`, which cpals does not model yet"
+    );
+    assert_eq!(unknown[1]["message"], "unknown: assertion `r != 2`: the same reason as line 5");
+    c.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_file_that_never_parsed_shows_only_its_syntax_error() {
     let uri = temp_uri("cpals-lsp-never-parsed.c");

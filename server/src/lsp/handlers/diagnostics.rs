@@ -78,6 +78,9 @@ pub fn build(state: &FileState, doc: &Document, proved_as_information: bool, rel
         });
     }
     let merged = merge(state, doc.version);
+    // An unknown reason is given in full once, at the first property it keeps open; the
+    // others name that line.
+    let mut reasons: Vec<(&str, u32)> = Vec::new();
     for p in &merged.properties {
         let stale = if p.stale { STALE } else { "" };
         if p.pending {
@@ -116,14 +119,30 @@ pub fn build(state: &FileState, doc: &Document, proved_as_information: bool, rel
                     ..Default::default()
                 }
             }
-            Verdict::Unknown => Diagnostic {
-                range: p.view.range,
-                severity: Some(DiagnosticSeverity::WARNING),
-                code: Some(NumberOrString::String("unknown".into())),
-                source: Some(SOURCE.into()),
-                message: format!("unknown: {}{}", p.view.message, stale),
-                ..Default::default()
-            },
+            Verdict::Unknown => {
+                let line = p.view.range.start.line + 1;
+                let message = match p.view.reason.as_deref().filter(|r| !r.is_empty()) {
+                    Some(r) => match reasons.iter().find(|(q, _)| *q == r) {
+                        Some((_, first)) => match p.view.message.strip_suffix(r) {
+                            Some(head) => format!("{}the same reason as line {}", head, first),
+                            None => p.view.message.clone(),
+                        },
+                        None => {
+                            reasons.push((r, line));
+                            p.view.message.clone()
+                        }
+                    },
+                    None => p.view.message.clone(),
+                };
+                Diagnostic {
+                    range: p.view.range,
+                    severity: Some(DiagnosticSeverity::WARNING),
+                    code: Some(NumberOrString::String("unknown".into())),
+                    source: Some(SOURCE.into()),
+                    message: format!("unknown: {}{}", message, stale),
+                    ..Default::default()
+                }
+            }
         };
         out.push(d);
     }
