@@ -8,6 +8,7 @@
 pub mod cli;
 pub mod evidence;
 pub mod html;
+pub mod invariant_text;
 pub mod json;
 pub mod lsp;
 pub mod messages;

@@ -73,6 +73,9 @@ pub struct Fixture {
     pub unreachable: Option<Vec<u32>>,
     /// `TRACE[analysis]: name=value …`
     pub trace: BTreeMap<String, Vec<(String, String)>>,
+    /// `TRACE-TEXT[analysis]: line: text; text …`: the texts of the counterexample's steps on
+    /// that line, in order (the first trace with steps there).
+    pub trace_text: BTreeMap<String, Vec<(u32, Vec<String>)>>,
     /// `PREDICATES[analysis]: p1; p2 …`: predicates the analysis must derive.
     pub predicates: BTreeMap<String, Vec<String>>,
     /// `INVARIANT[analysis]: line: C expression`: the invariant reported at a loop head.
@@ -134,6 +137,7 @@ pub fn parse_fixture(path: &Path) -> Fixture {
         stats: BTreeMap::new(),
         unreachable: None,
         trace: BTreeMap::new(),
+        trace_text: BTreeMap::new(),
         predicates: BTreeMap::new(),
         invariants: BTreeMap::new(),
         timeouts: BTreeMap::new(),
@@ -151,6 +155,14 @@ pub fn parse_fixture(path: &Path) -> Fixture {
         }
         if let Some((Some(a), body)) = tagged(line, "TRACE") {
             f.trace.insert(a, pairs(&body));
+        }
+        if let Some((Some(a), body)) = tagged(line, "TRACE-TEXT") {
+            if let Some((l, texts)) = body.split_once(':') {
+                if let Ok(l) = l.trim().parse() {
+                    let texts = texts.split(';').map(|t| t.trim().to_string()).filter(|t| !t.is_empty()).collect();
+                    f.trace_text.entry(a).or_default().push((l, texts));
+                }
+            }
         }
         if let Some((Some(a), body)) = tagged(line, "PREDICATES") {
             f.predicates.insert(a, body.split(';').map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect());

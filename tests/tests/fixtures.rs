@@ -181,6 +181,17 @@ fn mismatches(f: &Fixture, analysis: &str, report: &Report) -> Vec<String> {
             }
         }
     }
+    for (line, want) in f.trace_text.get(analysis).into_iter().flatten() {
+        let got: Vec<&str> = report
+            .properties
+            .iter()
+            .map(|p| p.trace.iter().filter(|s| s.range.line == *line).map(|s| s.text.as_str()).collect::<Vec<_>>())
+            .find(|t| !t.is_empty())
+            .unwrap_or_default();
+        if got != *want {
+            failures.push(format!("{name}:{line}: [{analysis}] expected the trace steps {want:?}, got {got:?}"));
+        }
+    }
     if let Some(want) = f.invariants.get(analysis) {
         for (line, text) in want {
             let got: Vec<&str> = report.invariants.iter().filter(|i| i.range.line == *line).map(|i| i.expr.as_str()).collect();

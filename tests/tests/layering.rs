@@ -26,7 +26,7 @@ const ENGINE: &[&[&str]] = &[
 /// The server's modules, bottom up (docs/architecture.md, "Layers").
 const SERVER: &[&[&str]] = &[
     // What cpals says about a verdict, and the formats it writes.
-    &["messages", "json", "yaml"],
+    &["messages", "json", "yaml", "invariant_text"],
     &["evidence", "html::layout", "sarif"],
     &["witness", "html"],
     // The language server, from positions up to the transport.

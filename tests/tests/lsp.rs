@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use analysis_engine::report::Report;
 use analysis_engine::{Cancel, VerifyConfig};
 use cpals::lsp::ServerOptions;
 use cpals_tests::{file_uri, root, temp_dir, temp_uri};
@@ -96,6 +97,15 @@ async fn a_client_sees_proofs_violations_traces_dead_code_and_invariants() {
     let lenses = c.call("textDocument/codeLens", json!({"textDocument": {"uri": uri}})).await;
     let titles: Vec<&str> = lenses.as_array().unwrap().iter().map(|l| l["command"]["title"].as_str().unwrap()).collect();
     assert_eq!(titles, vec!["✗ 1 violation", "verify again", "show trace"]);
+
+    // The hover on the violation is short: the verdict, the inputs, the first steps and how
+    // to step through the rest (no command the palette lacks).
+    let hover = c.call("textDocument/hover", json!({"textDocument": {"uri": uri}, "position": v["range"]["start"]})).await;
+    let md = hover["contents"]["value"].as_str().unwrap();
+    assert!(md.starts_with("**violated**: counterexample with 41 steps"), "{md}");
+    assert!(md.contains("inputs: `__VERIFIER_nondet_int()` = 3"), "{md}");
+    assert!(md.contains("\n1. `n = __VERIFIER_nondet_int()` — n = 3"), "{md}");
+    assert!(!md.contains("\n4. ") && md.contains("F7") && !md.contains("cpals.showTrace"), "{md}");
 
     // Step through the counterexample: each step moves the editor there.
     let line = v["range"]["start"]["line"].clone();
@@ -254,7 +264,7 @@ async fn a_one_line_edit_reverifies_only_that_function_and_its_callers() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn syntax_errors_keep_old_results_stale_and_show_no_proof() {
+async fn syntax_errors_keep_old_results_stale() {
     let (uri, text) = fixture();
     let mut c = client(options()).await;
     c.open(&uri, &text).await;
@@ -266,19 +276,29 @@ async fn syntax_errors_keep_old_results_stale_and_show_no_proof() {
     assert!(done["parseError"].is_string(), "{done}");
     let syntax = with_code(&diags, "syntax");
     assert_eq!(syntax.len(), 1, "{diags:#?}");
-    assert_eq!(syntax[0]["range"]["start"]["line"], line);
-    assert!(with_code(&diags, "proved").is_empty(), "no proof while the code does not parse");
-    assert!(with_code(&diags, "unreachable").is_empty());
-    let violated = with_code(&diags, "violated");
-    assert_eq!(violated.len(), 1);
-    assert!(violated[0]["message"].as_str().unwrap().contains("(stale"), "{}", violated[0]);
+    // At the token where parsing failed, covering it, with a short message.
+    assert_eq!(syntax[0]["range"]["start"], json!({"line": line, "character": 10}));
+    assert_eq!(syntax[0]["range"]["end"], json!({"line": line, "character": 11}));
+    assert_eq!(
+        syntax[0]["message"],
+        "syntax error: expected an expression before `;` (results shown are from the last version that parsed)"
+    );
+    // Every earlier result stays, marked stale: the violation, the proof, the dead code, the
+    // invariant.
+    for code in ["violated", "proved", "unreachable"] {
+        let d = with_code(&diags, code);
+        assert_eq!(d.len(), 1, "{code}: {diags:#?}");
+        assert!(d[0]["message"].as_str().unwrap().contains("(stale"), "{}", d[0]);
+    }
     let hints = c
         .call(
             "textDocument/inlayHint",
             json!({"textDocument": {"uri": uri}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 99, "character": 0}}}),
         )
         .await;
-    assert_eq!(hints, json!([]));
+    let hints = hints.as_array().unwrap();
+    assert_eq!(hints.len(), 1, "{hints:?}");
+    assert!(hints[0]["label"].as_str().unwrap().ends_with("(stale)"), "{hints:?}");
     let lenses = c.call("textDocument/codeLens", json!({"textDocument": {"uri": uri}})).await;
     assert_eq!(lenses[0]["command"]["title"], "stale (syntax error)");
 
@@ -289,6 +309,119 @@ async fn syntax_errors_keep_old_results_stale_and_show_no_proof() {
     assert!(is_fresh(&Value::Array(diags.clone())));
     assert_eq!(with_code(&diags, "proved").len(), 1);
     assert!(with_code(&diags, "syntax").is_empty());
+    c.shutdown().await;
+}
+
+/// The milliseconds a proof's message names (`(combined analysis, 41 ms)`).
+fn proof_ms(d: &Value) -> u64 {
+    let m = d["message"].as_str().unwrap();
+    let ms = m.rsplit(", ").next().and_then(|t| t.strip_suffix(" ms)")).unwrap_or_else(|| panic!("no time in {m}"));
+    ms.parse().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verdicts_are_published_as_the_phases_decide_them() {
+    let path = root().join("fixtures/lsp/progressive.c");
+    let (uri, text) = (file_uri(&path), std::fs::read_to_string(&path).unwrap());
+    let mode = line_of(&text, "assert(mode == RUNNING)");
+    let relation = line_of(&text, "assert(read == written)");
+    let at = |diags: &[Value], code: &str, line: u32| diags.iter().any(|d| d["code"] == code && d["range"]["start"]["line"] == line);
+    // The server's default analysis (combined); a generous limit for a loaded machine.
+    let mut c = client(json!({"notifyJobs": true, "settings": {"debounceMs": 0, "timeoutSeconds": 120}})).await;
+    c.open(&uri, &text).await;
+    // First the flag, which the first value slice settles, while the relation is still being
+    // verified (the template analysis proves it later).
+    let first = c
+        .wait_for("the flag proved while the relation is verified", |m| {
+            let d = m.msg["params"]["diagnostics"].as_array().cloned().unwrap_or_default();
+            m.method() == Some("textDocument/publishDiagnostics") && at(&d, "proved", mode) && at(&d, "verifying", relation)
+        })
+        .await;
+    let before: Vec<_> = c.history.iter().filter(|m| m.method() == Some("cpals/jobDone")).collect();
+    assert!(before.is_empty(), "published before the job ended: {before:?}");
+    let diags = first.msg["params"]["diagnostics"].as_array().unwrap();
+    let pending = diags.iter().find(|d| d["code"] == "verifying").unwrap();
+    assert_eq!(pending["message"], "verifying…");
+    assert_eq!(pending["severity"], 4, "a hint, not a warning: {pending}");
+    // Then the relation, when the job is done; each proof names its own time.
+    let (_, diags) = c.settled(&uri, 1).await;
+    assert!(at(&diags, "proved", mode) && at(&diags, "proved", relation), "{diags:#?}");
+    assert!(!diags.iter().any(|d| d["code"] == "verifying"), "{diags:#?}");
+    let ms = |line: u32| proof_ms(diags.iter().find(|d| d["code"] == "proved" && d["range"]["start"]["line"] == line).unwrap());
+    assert!(ms(mode) < ms(relation), "the flag was decided first: {} ms, {} ms", ms(mode), ms(relation));
+    c.shutdown().await;
+}
+
+/// While a unit is still being verified after its first verdicts, the lens says how far it
+/// is and the hover on the open property says it is being verified (the engine held after
+/// its first partial report until the test releases it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lens_and_hover_follow_the_verdicts_as_they_come() {
+    let release = Arc::new(AtomicBool::new(false));
+    let r = release.clone();
+    let verifier: cpals::lsp::job::Verifier = Arc::new(move |p, cfg, cancel: &Cancel, progress: &mut dyn FnMut(&Report)| {
+        let mut held = |partial: &Report| {
+            progress(partial);
+            while !r.load(Ordering::SeqCst) && !cancel.is_cancelled() {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        };
+        analysis_engine::portfolio::verify_progressive(p, cfg, cancel, &mut held)
+    });
+    let path = root().join("fixtures/lsp/progressive.c");
+    let (uri, text) = (file_uri(&path), std::fs::read_to_string(&path).unwrap());
+    let relation = line_of(&text, "assert(read == written)");
+    let mut c =
+        client_with(ServerOptions { verifier }, json!({"notifyJobs": true, "settings": {"debounceMs": 0, "timeoutSeconds": 120}})).await;
+    c.open(&uri, &text).await;
+    c.wait_for("a property still being verified", |m| {
+        m.method() == Some("textDocument/publishDiagnostics")
+            && m.msg["params"]["diagnostics"].as_array().is_some_and(|d| d.iter().any(|d| d["code"] == "verifying"))
+    })
+    .await;
+    let lenses = c.call("textDocument/codeLens", json!({"textDocument": {"uri": uri}})).await;
+    assert_eq!(lenses[0]["command"]["title"], "… verifying (1 of 2 decided)", "{lenses:#}");
+    let hover = c.call("textDocument/hover", json!({"textDocument": {"uri": uri}, "position": {"line": relation, "character": 4}})).await;
+    assert_eq!(hover["contents"]["value"], "**verifying…**\n", "{hover:#}");
+    release.store(true, Ordering::SeqCst);
+    let (_, diags) = c.settled(&uri, 1).await;
+    assert_eq!(with_code(&diags, "proved").len(), 2, "{diags:#?}");
+    let lenses = c.call("textDocument/codeLens", json!({"textDocument": {"uri": uri}})).await;
+    assert!(lenses[0]["command"]["title"].as_str().unwrap().starts_with("✓ proved"), "{lenses:#}");
+    c.shutdown().await;
+}
+
+/// The same unknown reason is given in full once; the other properties it keeps open name
+/// that line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_reason_is_given_once() {
+    let uri = temp_uri("cpals-lsp-same-reason.c");
+    let text = "#include <assert.h>\n#include <stdlib.h>\nint main(void) {\n  int r = rand();\n  assert(r != 1);\n  assert(r != 2);\n  return 0;\n}\n";
+    let mut c = client(options()).await;
+    c.open(&uri, text).await;
+    let (_, diags) = c.settled(&uri, 1).await;
+    let unknown = with_code(&diags, "unknown");
+    assert_eq!(unknown.len(), 2, "{diags:#?}");
+    assert_eq!(
+        unknown[0]["message"],
+        "unknown: assertion `r != 1`: the counterexample depends on a value returned by `rand`, which cpals does not model yet"
+    );
+    assert_eq!(unknown[1]["message"], "unknown: assertion `r != 2`: the same reason as line 5");
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_that_never_parsed_shows_only_its_syntax_error() {
+    let uri = temp_uri("cpals-lsp-never-parsed.c");
+    let text = "int main(void) {\n  int x = 1\n  int y = 2;\n  return x + y;\n}\n";
+    let mut c = client(options()).await;
+    c.open(&uri, text).await;
+    let (_, diags) = c.settled(&uri, 1).await;
+    assert_eq!(diags.len(), 1, "{diags:#?}");
+    assert_eq!(diags[0]["code"], "syntax");
+    // No earlier results to speak of.
+    assert_eq!(diags[0]["message"], "syntax error: expected `;` before `int`");
+    assert_eq!(diags[0]["range"], json!({"start": {"line": 2, "character": 2}, "end": {"line": 2, "character": 5}}));
     c.shutdown().await;
 }
 
@@ -367,12 +500,13 @@ async fn bad_requests_get_errors_and_the_server_stays_up() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_panicking_job_is_reported_once_and_the_server_stays_up() {
-    let verifier: cpals::lsp::job::Verifier = Arc::new(|p: &analysis_engine::cfa::Program, cfg: &VerifyConfig, cancel: &Cancel| {
-        if p.by_name.contains_key("boom") {
-            panic!("injected failure");
-        }
-        analysis_engine::verify(p, cfg, cancel)
-    });
+    let verifier: cpals::lsp::job::Verifier =
+        Arc::new(|p: &analysis_engine::cfa::Program, cfg: &VerifyConfig, cancel: &Cancel, _: &mut dyn FnMut(&Report)| {
+            if p.by_name.contains_key("boom") {
+                panic!("injected failure");
+            }
+            analysis_engine::verify(p, cfg, cancel)
+        });
     let (uri, text) = fixture();
     let mut c = client_with(ServerOptions { verifier }, options()).await;
     c.open(&uri, &text).await;
@@ -406,7 +540,7 @@ async fn a_panicking_job_is_reported_once_and_the_server_stays_up() {
 
 /// A verifier that runs until it is cancelled (and counts how many run at once).
 fn slow_verifier(active: Arc<AtomicUsize>, max: Arc<AtomicUsize>) -> cpals::lsp::job::Verifier {
-    Arc::new(move |p, cfg, cancel: &Cancel| {
+    Arc::new(move |p, cfg, cancel: &Cancel, _: &mut dyn FnMut(&Report)| {
         let now = active.fetch_add(1, Ordering::SeqCst) + 1;
         max.fetch_max(now, Ordering::SeqCst);
         if p.by_name.contains_key("slow") {
@@ -475,7 +609,7 @@ async fn edits_and_progress_cancel_a_running_job_and_shutdown_does_not_wait() {
 async fn a_job_that_does_not_stop_when_cancelled_is_abandoned_and_the_next_is_served() {
     let (release, hung) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicUsize::new(0)));
     let (r, h) = (release.clone(), hung.clone());
-    let verifier: cpals::lsp::job::Verifier = Arc::new(move |p, cfg, cancel: &Cancel| {
+    let verifier: cpals::lsp::job::Verifier = Arc::new(move |p, cfg, cancel: &Cancel, _: &mut dyn FnMut(&Report)| {
         if p.by_name.contains_key("hang") {
             h.fetch_add(1, Ordering::SeqCst);
             // Deaf to `cancel` until the test lets it go.
@@ -656,7 +790,7 @@ async fn settings_change_without_restart() {
 
 /// Every function verified: besides `main`, a function nothing calls is a unit of its own
 /// (verified with arbitrary arguments), with its own lens, and its violation is shown at the
-/// assertion.
+/// assertion; a function without properties has no lens.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_uncalled_function_is_a_unit_with_its_own_lens() {
     let path = root().join("fixtures/properties/uncalled_function.c");
@@ -681,5 +815,7 @@ async fn an_uncalled_function_is_a_unit_with_its_own_lens() {
     assert_eq!(title_of("check").as_deref(), Some("✗ 1 violation"));
     assert!(title_of("main").unwrap().starts_with("✓ proved"), "{lenses:#}");
     assert!(title_of("helper").unwrap().starts_with("✓ proved"), "{lenses:#}");
+    // A function without properties gets no lens ("no properties", "verify again").
+    assert_eq!(title_of("twice"), None, "{lenses:#}");
     c.shutdown().await;
 }

@@ -205,6 +205,9 @@ if not arrived then
 end
 result.violation = violation
 result.hinted = vim.wait(30000, function() return #vim.lsp.inlay_hint.get({ bufnr = buf }) > 0 end, 50)
+-- The status line text, once the job is done.
+vim.wait(30000, function() return not require('cpals').verifying[vim.uri_from_bufnr(buf)] end, 50)
+result.status = require('cpals').status(buf)
 -- The cursor on the violated assertion, then :CpalsTrace.
 vim.api.nvim_win_set_cursor(0, { violation + 1, 0 })
 vim.cmd('CpalsTrace')
@@ -267,6 +270,7 @@ fn the_readme_neovim_plugin_shows_the_counterexample_in_the_quickfix_list() {
     assert_eq!(r["errors"], serde_json::json!([]), "{r:#}");
     assert_eq!(r["violation"], 24, "line 25 of the fixture");
     assert_eq!(r["hinted"], true, "inlay hints enabled by setup{{}}");
+    assert_eq!(r["status"], "cpals: 1 proved, 1 violated, 0 unknown", "require('cpals').status()");
 
     // The quickfix list: titled with the violation, one entry per step, in the file.
     let title = r["title"].as_str().unwrap();

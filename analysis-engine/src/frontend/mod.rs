@@ -165,6 +165,8 @@ pub fn parse_within(input: &SourceInput, ilp32: bool, stop: Stop<'_>) -> Result<
         });
     }
     let linemap = LineMap::new(&pp, &name, follow_markers);
+    // Columns of the user's lines as written, not as `cc -E` re-spaced and expanded them.
+    let linemap = if follow_markers { linemap.aligned(&pp, &input.text) } else { linemap };
     if pp.contains('\0') {
         return Err(FrontendError::Syntax {
             message: "input contains NUL bytes; it does not look like C source".into(),
@@ -198,11 +200,12 @@ pub fn parse_within(input: &SourceInput, ilp32: bool, stop: Stop<'_>) -> Result<
                 return Err(FrontendError::Syntax { message, pos });
             }
             let found = token_at(&e.source, e.offset);
-            let message = if found.is_empty() {
-                format!("syntax error: unexpected end of input (expected {})", list)
-            } else {
-                format!("syntax error: unexpected `{}` (expected {})", found, list)
-            };
+            let mut message = short_syntax_message(&found, &e.expected.iter().copied().collect::<Vec<_>>(), &list);
+            // `int g(void) {` inside a block: most likely a `}` missing above.
+            let before = e.source.get(..e.offset).unwrap_or("");
+            if found == "{" && before.trim_end().ends_with(')') && before.matches('{').count() > before.matches('}').count() {
+                message = "syntax error: a function defined inside another (is a `}` missing above?)".into();
+            }
             Err(FrontendError::Syntax { message, pos })
         }
     }
@@ -448,8 +451,40 @@ fn too_deep(pp: &str) -> Option<usize> {
 /// The token text at an offset, for error messages.
 fn token_at(src: &str, offset: usize) -> String {
     let rest = src.get(offset..).unwrap_or("");
-    let tok: String = rest.chars().take_while(|c| !c.is_whitespace()).take(24).collect();
-    tok
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    match rest.chars().next() {
+        None => String::new(),
+        Some(c) if word(c) => rest.chars().take_while(|&c| word(c)).take(24).collect(),
+        Some(c) => c.to_string(),
+    }
+}
+
+/// A syntax error as a person would say it, from the token found and the tokens the grammar
+/// expected there (`list`: the latter, quoted, for when no shorter form fits): an
+/// expression or a closing `;`, `)`, `]`, `}` missing before the token, a literal left
+/// open, the end of the file inside a block.
+fn short_syntax_message(found: &str, expected: &[&str], list: &str) -> String {
+    let has = |t: &str| expected.contains(&t);
+    // Inside a literal the grammar wants its characters, not an expression.
+    if (has("\"") || has("'")) && !has("!") {
+        return "syntax error: a string or character literal is not closed".into();
+    }
+    if found.is_empty() {
+        if has("}") {
+            return "syntax error: the file ends inside a block (a `}` is missing)".into();
+        }
+        return format!("syntax error: unexpected end of file (expected {})", list);
+    }
+    let before = if found.trim().is_empty() { "at the end of the line".to_string() } else { format!("before `{}`", found) };
+    if has("!") && has("(") {
+        return format!("syntax error: expected an expression {}", before);
+    }
+    for closer in [";", ")", "]", "}"] {
+        if has(closer) && found != closer {
+            return format!("syntax error: expected `{}` {}", closer, before);
+        }
+    }
+    format!("syntax error: unexpected `{}` (expected {})", found.trim(), list)
 }
 
 #[cfg(test)]
@@ -466,6 +501,23 @@ mod tests {
         let pos = err.pos().unwrap();
         assert_eq!((pos.line, pos.col), (2, 11), "{err}");
         assert!(err.message().contains("syntax error"), "{err}");
+    }
+
+    #[test]
+    fn syntax_errors_say_what_is_missing_at_the_token() {
+        let msg = |body: &str| {
+            let text = format!("int main(void) {{\n{body}  return 0;\n}}\n\nint g(int a) {{\n  return a;\n}}\n");
+            let err = parse(&input("/tmp/bad.c", &text)).err().unwrap();
+            let pos = err.pos().unwrap();
+            (pos.line, pos.col, err.message().to_string())
+        };
+        assert_eq!(msg("  int x = 1\n  int y = 2;\n"), (3, 3, "syntax error: expected `;` before `int`".into()));
+        assert_eq!(msg("  int x = 1;\n  if (x > 0 {\n  }\n"), (3, 13, "syntax error: expected `)` before `{`".into()));
+        assert_eq!(msg("  int x;\n  x = x + ;\n"), (3, 11, "syntax error: expected an expression before `;`".into()));
+        let (line, _, m) = msg("  int x = 1;\n  while (x < 3) {\n    x++;\n");
+        assert_eq!((line, m.as_str()), (8, "syntax error: a function defined inside another (is a `}` missing above?)"));
+        let (line, _, m) = msg("  char *s = \"abc;\n");
+        assert_eq!((line, m.as_str()), (2, "syntax error: a string or character literal is not closed"));
     }
 
     #[test]

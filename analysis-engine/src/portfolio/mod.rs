@@ -109,10 +109,31 @@ struct Run<'a> {
     all_by_templates: bool,
     /// The rest of the value share, when the first slice was cut from it and ran out of time.
     value_rest: Option<Duration>,
+    /// Told what is decided so far after each phase that decided something and left the run
+    /// open (see [`verify_progressive`]); `None` for [`verify`], which builds no such report.
+    progress: Option<&'a mut dyn FnMut(&Report)>,
+    /// How many properties the last progress report decided.
+    reported: usize,
+    started: Instant,
 }
 
 /// Runs the configured analysis and reports on every property.
 pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Report {
+    run_phases(program, config, cancel, None)
+}
+
+/// [`verify`], telling `progress` what is decided so far whenever a phase that leaves the run
+/// open has decided more (a violation the concrete runs confirmed, what the first value slice,
+/// the summary or the template analysis proved), so that an editor shows those verdicts at
+/// once instead of at the end. In the reports it is given, a property is `true` or `false`
+/// exactly as the final report would have it at that point (the same builder, side conditions
+/// included); every other one is `unknown` with the reason "still being verified" and is not
+/// an answer. The final report is the return value, as [`verify`]'s.
+pub fn verify_progressive(program: &Program, config: &VerifyConfig, cancel: &Cancel, progress: &mut dyn FnMut(&Report)) -> Report {
+    run_phases(program, config, cancel, Some(progress))
+}
+
+fn run_phases(program: &Program, config: &VerifyConfig, cancel: &Cancel, progress: Option<&mut dyn FnMut(&Report)>) -> Report {
     if let Analysis::Templates(mode) = config.analysis {
         return phases::templates_alone(program, config, mode, cancel);
     }
@@ -132,19 +153,30 @@ pub fn verify(program: &Program, config: &VerifyConfig, cancel: &Cancel) -> Repo
         templates: None,
         all_by_templates: false,
         value_rest: None,
+        // (`as`: the callback's lifetime shortened to the run's.)
+        progress: match progress {
+            Some(p) => Some(p as &mut dyn FnMut(&Report)),
+            None => None,
+        },
+        reported: 0,
+        started,
     };
     let phases = plan(config, program);
     let outcome = crate::smt::interruptible(&cancel, || run.execute(&phases));
     run.stats.time_ms = started.elapsed().as_millis() as u64;
-    let templates = run.templates.as_ref().map(|t| TemplateCredit {
+    let templates = template_credit(run.templates.as_ref());
+    let credits = Credits { analysis: config.analysis, templates: templates.as_ref(), all_by_templates: run.all_by_templates };
+    build::assemble(program, &run.props, outcome, credits, run.stats)
+}
+
+fn template_credit(t: Option<&TemplateResult>) -> Option<TemplateCredit> {
+    t.map(|t| TemplateCredit {
         proved: t.proved.clone(),
         invariants: t.invariants.iter().map(|i| i.found()).collect(),
         lp_queries: t.stats.lp_queries,
         value_determinations: t.stats.value_determinations,
         smt_queries: t.stats.lp_queries + t.stats.sat_queries + t.stats.check_queries,
-    });
-    let credits = Credits { analysis: config.analysis, templates: templates.as_ref(), all_by_templates: run.all_by_templates };
-    build::assemble(program, &run.props, outcome, credits, run.stats)
+    })
 }
 
 /// The report of a run that was stopped from outside before it answered (the CLI's watchdog,
@@ -180,8 +212,40 @@ impl Run<'_> {
             if let Next::Done(outcome) = next {
                 return outcome;
             }
+            self.report_progress();
         }
         unreachable!("the last phase of every plan ends the run")
+    }
+
+    /// Tells `progress` what the phases so far decided: the confirmed violations and the
+    /// proofs (of the summary analysis, of the value analysis when its exploration completed,
+    /// of the template invariants), when that is more than last time.
+    fn report_progress(&mut self) {
+        if self.progress.is_none() {
+            return;
+        }
+        let mut proved = self.proved.clone();
+        if let Some(t) = &self.templates {
+            proved.extend(t.proved.iter().copied());
+        }
+        let decided = self.found.values().filter(|d| d.is_violated()).count() + proved.len();
+        if decided <= self.reported || self.cancel.check().is_err() {
+            return;
+        }
+        self.reported = decided;
+        let outcome = Outcome {
+            decisions: Outcome::violations(&self.found),
+            open_reason: Some(crate::report::UnknownReason::NotProved("still being verified".into())),
+            proved,
+            ..Outcome::default()
+        };
+        let mut stats = self.stats.clone();
+        stats.time_ms = self.started.elapsed().as_millis() as u64;
+        let credits = Credits { analysis: self.config.analysis, templates: None, all_by_templates: false };
+        let report = build::assemble(self.program, &self.props, outcome, credits, stats);
+        if let Some(progress) = self.progress.as_mut() {
+            progress(&report);
+        }
     }
 
     /// The budget `share` of the time left, or `fixed` without a time limit.
@@ -240,6 +304,12 @@ impl Run<'_> {
         }
         tracing::debug!("the value analysis alone ends open ({:?}); the combination continues", r.open_reason);
         self.found = Outcome::violations(&r.decisions);
+        // Its exploration completed: what it has no decision for is proved (as the report
+        // builder reads an outcome without an open reason), whatever the later phases do with
+        // the error paths it could not refute.
+        if r.open_reason.is_none() {
+            self.proved.extend(self.props.iter().map(|p| p.key).filter(|k| !r.decisions.contains_key(k)));
+        }
         self.reuse = Some(r.precision.clone());
         // Only a slice that ran out of time gets a second one: an error path the values could
         // not refute stays so with more time.

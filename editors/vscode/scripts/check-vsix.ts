@@ -58,8 +58,12 @@ export function checkVsix(entries: Map<string, Buffer>): string[] {
       problems.push(`setting ${s} is not contributed`);
     }
   }
-  if (!(pkg.contributes?.views?.explorer ?? []).some((v: { id: string }) => v.id === "cpals.counterexample")) {
-    problems.push("the counterexample view is not contributed");
+  // The view is in a panel container of its own (room for the steps), with its icon packaged.
+  const panel = (pkg.contributes?.viewsContainers?.panel ?? []).find((c: { id: string }) => c.id === "cpals");
+  if (!panel || !(pkg.contributes?.views?.cpals ?? []).some((v: { id: string }) => v.id === "cpals.counterexample")) {
+    problems.push("the counterexample view is not contributed (in the panel container `cpals`)");
+  } else if (!entries.has(`extension/${panel.icon}`)) {
+    problems.push(`extension/${panel.icon} (the view container's icon) is missing`);
   }
   const main = `extension/${String(pkg.main).replace(/^\.\//, "")}`;
   const bundle = entries.get(main);

@@ -12,10 +12,12 @@ import {
 } from "vscode-languageclient/node";
 
 import { needsRestart, resolveServerPath, SERVER_ARGS, serverSettings } from "./settings";
-import { fileStatus, StatusDiag, statusText } from "./status";
-import { functionAt, Lens, moveStep, parseTrace, renderSteps, StepItem, Trace, traceTitle, violationLine } from "./trace";
+import { fileStatus, serverDownText, StatusDiag, statusText } from "./status";
+import { functionAt, keptRelated, Lens, lensCommand, moveStep, parseTrace, renderSteps, StepItem, Trace, traceTitle, violationLine } from "./trace";
 
 let client: LanguageClient | undefined;
+/** Why the server is not running (it could not start), shown in the status bar. */
+let serverDown: string | undefined;
 let output: vscode.OutputChannel;
 /** URIs (as the server writes them) with a verification running. */
 const verifying = new Set<string>();
@@ -45,6 +47,23 @@ function makeClient(): LanguageClient {
     initializationOptions: { notifyJobs: true, settings: settingsForServer() },
     outputChannel: output,
     middleware: {
+      // The lens "show trace" opens the Counterexample view, not the server's command.
+      provideCodeLenses: async (document, token, next) => {
+        const lenses = await next(document, token);
+        for (const l of lenses ?? []) {
+          if (l.command) {
+            const c = lensCommand(l.command);
+            l.command = { title: c.title, command: c.command, arguments: c.arguments };
+          }
+        }
+        return lenses;
+      },
+      handleDiagnostics: (uri, diagnostics, next) => {
+        for (const d of diagnostics) {
+          d.relatedInformation = keptRelated(d.relatedInformation);
+        }
+        next(uri, diagnostics);
+      },
       workspace: {
         // The server asks for section `cpals`; it gets only the keys it knows (not `path`, `trace`).
         configuration: (params) => params.items.map((item) => (item.section === "cpals" ? settingsForServer() : null)),
@@ -65,13 +84,25 @@ function makeClient(): LanguageClient {
   return c;
 }
 
+/** Stops the client if it runs; a client that never started (or already stopped) is left alone. */
+async function stopClient(): Promise<void> {
+  const c = client;
+  client = undefined;
+  if (c?.isRunning()) {
+    await c.stop().catch(() => undefined);
+  }
+}
+
 async function startClient(): Promise<void> {
   verifying.clear();
+  serverDown = undefined;
   try {
     client = makeClient();
     await client.start();
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);
+    serverDown = msg;
+    client = undefined;
     void vscode.window.showErrorMessage(`cpals: could not start the server (${msg}). Set cpals.path to the cpals executable.`, "Open Settings").then((a) => {
       if (a) {
         void vscode.commands.executeCommand("workbench.action.openSettings", "cpals.path");
@@ -120,11 +151,14 @@ function updateStatus(): void {
     return;
   }
   const diags: StatusDiag[] = vscode.languages.getDiagnostics(e.document.uri).map(toDiag);
-  const s = statusText(fileStatus(diags, verifying.has(protocolUri(e.document.uri))));
+  const s =
+    serverDown !== undefined || !client
+      ? serverDownText(serverDown ?? "it is not running")
+      : statusText(fileStatus(diags, verifying.has(protocolUri(e.document.uri))));
   statusItem.text = s.text;
   statusItem.tooltip = s.tooltip;
   statusItem.backgroundColor = s.error ? new vscode.ThemeColor("statusBarItem.errorBackground") : undefined;
-  statusItem.command = "cpals.verify";
+  statusItem.command = serverDown !== undefined ? "cpals.restartServer" : "cpals.verify";
   statusItem.show();
 }
 
@@ -249,12 +283,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       reportError("verify function", err);
     }
   });
-  reg("cpals.showCounterexample", async () => {
+  reg("cpals.showCounterexample", async (lensLine?: number) => {
     const e = activeC();
     if (!e) {
       return;
     }
-    const line = violationLine(vscode.languages.getDiagnostics(e.document.uri).map(toDiag), e.selection.active.line);
+    // From a lens (its violation's line): a second click on the trace shown goes to its next step.
+    if (typeof lensLine === "number" && view.trace && view.trace.range.start.line === lensLine && view.trace.uri === protocolUri(e.document.uri)) {
+      await revealStep(view, tree, moveStep(view.current, 1, view.items.length));
+      return;
+    }
+    const cursor = typeof lensLine === "number" ? lensLine : e.selection.active.line;
+    const line = violationLine(vscode.languages.getDiagnostics(e.document.uri).map(toDiag), cursor);
     if (line === undefined) {
       void vscode.window.showInformationMessage("cpals: no violated assertion in this file.");
       return;
@@ -281,7 +321,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }
   });
   reg("cpals.restartServer", async () => {
-    await client?.stop().catch(() => undefined);
+    await stopClient();
     await startClient();
   });
 
@@ -293,7 +333,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         return;
       }
       if (needsRestart((s) => ev.affectsConfiguration(s))) {
-        await client?.stop().catch(() => undefined);
+        await stopClient();
         await startClient();
       } else if (client?.isRunning()) {
         await client.sendNotification(DidChangeConfigurationNotification.type, { settings: { cpals: settingsForServer() } });
@@ -304,5 +344,5 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 }
 
 export async function deactivate(): Promise<void> {
-  await client?.stop();
+  await stopClient();
 }

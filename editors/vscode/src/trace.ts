@@ -173,3 +173,32 @@ export function functionAt(lenses: readonly Lens[], cursorLine: number): string 
   }
   return best?.name;
 }
+
+/**
+ * The related information kept on a diagnostic: a violation's inputs only. VS Code lists
+ * related information in the hover, and a whole counterexample there is too long; its steps
+ * are in the Counterexample view (F7).
+ */
+export function keptRelated<T extends { message: string }>(related: readonly T[] | undefined): T[] | undefined {
+  return related === undefined ? undefined : related.filter((r) => r.message.startsWith("input: "));
+}
+
+/** A code lens as the server sends it (only what is rewritten here). */
+export interface LensCommand {
+  title: string;
+  command: string;
+  arguments?: unknown[];
+}
+
+/**
+ * The command a server code lens runs in VS Code: the server's `cpals.showTrace` (which moves
+ * the editor to step 1 with `window/showDocument`) becomes the extension's Counterexample view
+ * on the lens's violation (`cpals.showCounterexample` with its 0-based line); others stay.
+ */
+export function lensCommand(c: LensCommand): LensCommand {
+  if (c.command !== "cpals.showTrace") {
+    return c;
+  }
+  const line = Array.isArray(c.arguments) && typeof c.arguments[1] === "number" ? c.arguments[1] : undefined;
+  return { title: c.title, command: "cpals.showCounterexample", arguments: line === undefined ? [] : [line] };
+}

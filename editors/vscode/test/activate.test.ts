@@ -1,4 +1,4 @@
-// Activation of the bundled extension (dist/extension.js) against a stand-in `vscode` module: every contributed command is registered, and a server that cannot start is reported with the setting to fix.
+// Activation of the bundled extension (dist/extension.js) against a stand-in `vscode` module: every contributed command is registered, a server that cannot start is reported with the setting to fix, and deactivation after it does not throw.
 
 import { strict as assert } from "node:assert";
 import { test } from "node:test";
@@ -65,4 +65,6 @@ test("activation registers every contributed command and reports a server that c
   assert.ok(failure, messages.join("\n"));
   assert.match(failure, /\/nonexistent\/cpals/);
   assert.match(failure, /Set cpals\.path/);
+  // Deactivation after a failed start does not throw ("Client is not running and can't be stopped").
+  await ext.deactivate();
 });

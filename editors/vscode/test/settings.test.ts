@@ -34,7 +34,8 @@ test("the defaults declared in package.json map to the server's defaults", () =>
   const pkg = require("../../package.json");
   const props = pkg.contributes.configuration.properties as Record<string, { default: unknown }>;
   const got = serverSettings((k) => props[`cpals.${k}`]?.default);
-  assert.deepEqual(got, { analysis: "value", trigger: "onSave", debounceMs: 300, timeoutSeconds: 30, provedSeverity: "hint", dataModel: "LP64", nativeExecution: "sandboxed" });
+  // The server's default analysis is `combined` (server/src/lsp/session/settings.rs).
+  assert.deepEqual(got, { analysis: "combined", trigger: "onSave", debounceMs: 300, timeoutSeconds: 30, provedSeverity: "hint", dataModel: "LP64", nativeExecution: "sandboxed" });
   // Every server setting is declared, with the server's key.
   for (const k of Object.keys(got)) {
     assert.ok(props[`cpals.${k}`], `cpals.${k} is declared`);

@@ -5,7 +5,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
 
-import { Diag, functionAt, Lens, moveStep, parseTrace, renderSteps, stepDescription, traceTitle, violationLine } from "../src/trace";
+import { Diag, functionAt, Lens, moveStep, parseTrace, renderSteps, stepDescription, traceTitle, violationLine, keptRelated, lensCommand } from "../src/trace";
 
 const fixture = JSON.parse(fs.readFileSync(path.join(__dirname, "../../test/fixtures/loops-trace.json"), "utf8"));
 
@@ -25,7 +25,7 @@ test("the recorded trace parses and lists every step with its values", () => {
   assert.ok(items.some((s) => s.description.includes("i = 10")));
   const last = items[items.length - 1];
   assert.equal(last.line, 25);
-  assert.equal(`${last.label} | ${last.description}`, "41. assert(n + s != 23) | false · n = 3, s = 20");
+  assert.equal(`${last.label} | ${last.description}`, "41. n + s != 23 | false · n = 3, s = 20");
   assert.equal(items.map((s) => s.index).join(), [...items.keys()].join());
   assert.equal(traceTitle(t), `line 25: ${t.message}`);
   assert.equal(traceTitle({ ...t, stale: true }), `line 25: ${t.message} (stale)`);
@@ -85,4 +85,17 @@ test("the function at the cursor, from the server's code lenses", () => {
   assert.equal(functionAt(lenses, 100), "main");
   assert.equal(functionAt(lenses.slice(2), 3), undefined);
   assert.equal(functionAt([], 3), undefined);
+});
+
+test("a violation keeps only its inputs as related information (the steps are in the view)", () => {
+  const related = [{ message: "input: __VERIFIER_nondet_int() = 3" }, { message: "step 1: n = 3" }, { message: "step 2: i = 0" }];
+  assert.deepEqual(keptRelated(related), [{ message: "input: __VERIFIER_nondet_int() = 3" }]);
+  assert.equal(keptRelated(undefined), undefined);
+});
+
+test("the lens \"show trace\" opens the Counterexample view on its violation", () => {
+  const server = { title: "show trace", command: "cpals.showTrace", arguments: ["file:///a.c", 24, 0] };
+  assert.deepEqual(lensCommand(server), { title: "show trace", command: "cpals.showCounterexample", arguments: [24] });
+  const verify = { title: "verify again", command: "cpals.verifyFunction", arguments: ["file:///a.c", "main"] };
+  assert.deepEqual(lensCommand(verify), verify);
 });

@@ -171,7 +171,7 @@ pub fn run(file: &Path, args: &AnalysisArgs, out: &Outputs) -> i32 {
     let props = program.properties;
     let source = program.source.to_string();
     dog.arm(Box::new(move || {
-        print_report(&fallback, format, trace, props, (&path, &source));
+        print_report(&fallback, None, format, trace, props, (&path, &source));
         EXIT_UNKNOWN
     }));
     // `--timeout` limits CPU time, as SV-COMP and BenchExec do: the verdict does not depend
@@ -186,7 +186,7 @@ pub fn run(file: &Path, args: &AnalysisArgs, out: &Outputs) -> i32 {
             if report.stats.native_runs == 1 { "" } else { "s" }
         );
     }
-    print_report(&report, format, trace, program.properties, (&file.display().to_string(), &program.source));
+    print_report(&report, Some(&program), format, trace, program.properties, (&file.display().to_string(), &program.source));
     // The verdict stands, but evidence that was asked for and could not be written makes the
     // run fail (exit 3): a script must not take a missing file for a written one.
     let mut written = true;
@@ -218,10 +218,10 @@ fn settle(dog: &Watchdog) {
 
 /// Prints a report as text or JSON.
 /// Prints a report in `format`; `file` is the file's name and text (SARIF's columns).
-fn print_report(report: &Report, format: Format, trace: bool, props: PropertySet, file: (&str, &str)) {
+fn print_report(report: &Report, program: Option<&Program>, format: Format, trace: bool, props: PropertySet, file: (&str, &str)) {
     match format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&crate::json::report(report)).expect("JSON")),
-        Format::Text => print_text(report, trace, props),
+        Format::Text => print_text(report, program, trace, props),
         Format::Sarif => {
             let log = crate::sarif::log(&[crate::sarif::FileResult { path: file.0, text: file.1, report }]);
             println!("{}", serde_json::to_string_pretty(&log).expect("JSON"));
@@ -263,8 +263,9 @@ fn write_witness(file: &Path, path: &Path, report: &Report, program: &Program, m
 }
 
 /// The text form of a report: one line per property (with its counterexample's steps if
-/// `trace`), the invariants, and SV-COMP's `Verification result:` line.
-pub fn print_text(r: &Report, trace: bool, props: PropertySet) {
+/// `trace`), the invariants (one per loop, as `invariant_text` presents them; the full form
+/// is in `--json`), and SV-COMP's `Verification result:` line.
+pub fn print_text(r: &Report, program: Option<&Program>, trace: bool, props: PropertySet) {
     for p in &r.properties {
         println!("{}:{}:{}: {}: {}", p.range.file, p.range.line, p.range.col, p.verdict.as_str(), message(p));
         if trace && p.verdict == Verdict::False {
@@ -293,8 +294,8 @@ pub fn print_text(r: &Report, trace: bool, props: PropertySet) {
             }
         }
     }
-    for i in &r.invariants {
-        println!("{}:{}:{}: invariant: {} ({})", i.range.file, i.range.line, i.range.col, i.expr, i.source);
+    for (i, text, _, sources) in crate::invariant_text::shown(&r.invariants, program) {
+        println!("{}:{}:{}: invariant: {} ({})", i.range.file, i.range.line, i.range.col, text, sources);
     }
     println!("Verification result: {}", result_text_for(r.verdict, props, &r.properties));
 }

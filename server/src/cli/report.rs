@@ -38,6 +38,6 @@ pub fn run(file: &Path, args: &AnalysisArgs, output: &Path) -> i32 {
         eprintln!("cpals: cannot write {}: {}", output.display(), e);
         return EXIT_ERROR;
     }
-    print_text(&report, false, program.properties);
+    print_text(&report, Some(&program), false, program.properties);
     exit_code(report.verdict)
 }

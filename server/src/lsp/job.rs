@@ -30,11 +30,12 @@ use crate::lsp::proto::{file_uri, LineIndex};
 use crate::lsp::session::results::{FunctionInfo, InvariantView, ParseError, PropertyView, StepView, UnitView};
 use crate::lsp::session::settings::Settings;
 
-/// The verification function (the engine's `verify`; tests inject others).
-pub type Verifier = Arc<dyn Fn(&Program, &VerifyConfig, &Cancel) -> Report + Send + Sync>;
+/// The verification function (the engine's `verify_progressive`; tests inject others): it is
+/// told where to hand the reports of what is decided so far while it runs.
+pub type Verifier = Arc<dyn Fn(&Program, &VerifyConfig, &Cancel, &mut dyn FnMut(&Report)) -> Report + Send + Sync>;
 
 pub fn engine_verifier() -> Verifier {
-    Arc::new(analysis_engine::verify)
+    Arc::new(analysis_engine::portfolio::verify_progressive)
 }
 
 /// Cached results kept per document.
@@ -86,13 +87,25 @@ struct RelProperty {
     proved_message: String,
     reason: Option<String>,
     trace: Vec<RelStep>,
+    /// When the verdict was known (ms after the unit's start).
+    time_ms: u64,
+}
+
+/// A loop's invariant as shown (`invariant_text`), with its full form.
+#[derive(Clone, Debug)]
+struct RelInvariant {
+    range: RelRange,
+    text: String,
+    full: String,
+    source: String,
+    inductive: bool,
 }
 
 /// A unit's report in function-relative positions (what the cache keeps).
 #[derive(Clone, Debug)]
 pub struct RelUnit {
     properties: Vec<RelProperty>,
-    invariants: Vec<(RelRange, String, String, bool)>,
+    invariants: Vec<RelInvariant>,
     unreachable: Vec<RelRange>,
     analysis: String,
     time_ms: u64,
@@ -176,6 +189,8 @@ pub struct Loaded {
 
 pub enum JobMsg {
     Loaded(Result<Loaded, ParseError>),
+    /// What a unit still being verified has decided so far (decided and pending properties).
+    Partial(UnitView),
     Unit(UnitView),
 }
 
@@ -246,11 +261,18 @@ pub struct Unit {
     pub whole: bool,
 }
 
+/// Whether a file is a system header (`/usr/include/…`, the compiler's own headers): its
+/// functions (glibc's inline `__bswap_16`, …) are not the user's code and not units.
+fn system_header(file: &str) -> bool {
+    file.starts_with("/usr/") || file.starts_with("<")
+}
+
 pub fn units(program: &Program, settings: &Settings) -> Vec<Unit> {
     let whole = program.roots.len() <= 1;
     program
         .roots
         .iter()
+        .filter(|&&(root, _)| !system_header(&program.func(root).file))
         .map(|&(root, _)| {
             let functions = program.reachable_functions(root);
             let key = UnitKey {
@@ -314,6 +336,7 @@ fn relativize(report: &Report, program: &Program) -> RelUnit {
                 message: crate::messages::message(p),
                 proved_message: if p.analysis == report.analysis { crate::messages::holds(p) } else { crate::messages::message(p) },
                 reason: p.reason.as_ref().map(ToString::to_string),
+                time_ms: report.stats.time_ms,
                 trace: p
                     .trace
                     .iter()
@@ -331,10 +354,15 @@ fn relativize(report: &Report, program: &Program) -> RelUnit {
                     .collect(),
             })
             .collect(),
-        invariants: report
-            .invariants
-            .iter()
-            .map(|i| (rel(&i.range, &i.function, &lines), i.expr.clone(), i.source.to_string(), i.inductive))
+        invariants: crate::invariant_text::shown(&report.invariants, Some(program))
+            .into_iter()
+            .map(|(i, text, full, sources)| RelInvariant {
+                range: rel(&i.range, &i.function, &lines),
+                text,
+                full,
+                source: sources,
+                inductive: i.inductive,
+            })
             .collect(),
         unreachable: report.unreachable.iter().map(|r| rel(r, &func_of(r), &lines)).collect(),
         analysis: report.analysis.to_string(),
@@ -389,6 +417,9 @@ fn view(unit: &RelUnit, root: &str, functions: Vec<String>, program: &Program, d
                     message: p.message.clone(),
                     proved_message: p.proved_message.clone(),
                     reason: p.reason.clone(),
+                    time_ms: p.time_ms,
+                    decided_at: None,
+                    pending: false,
                     trace: p
                         .trace
                         .iter()
@@ -411,13 +442,14 @@ fn view(unit: &RelUnit, root: &str, functions: Vec<String>, program: &Program, d
         invariants: unit
             .invariants
             .iter()
-            .filter_map(|(r, expr, source, inductive)| {
+            .filter_map(|i| {
                 Some(InvariantView {
-                    function: r.func.clone(),
-                    range: here(r)?,
-                    expr: expr.clone(),
-                    source: source.clone(),
-                    inductive: *inductive,
+                    function: i.range.func.clone(),
+                    range: here(&i.range)?,
+                    expr: i.text.clone(),
+                    full: i.full.clone(),
+                    source: i.source.clone(),
+                    inductive: i.inductive,
                 })
             })
             .collect(),
@@ -425,12 +457,27 @@ fn view(unit: &RelUnit, root: &str, functions: Vec<String>, program: &Program, d
         analysis: unit.analysis.clone(),
         time_ms: unit.time_ms,
         cached,
+        partial: false,
     }
 }
 
 /// Results that depend on the clock or on memory are not reused.
 fn cacheable(report: &Report) -> bool {
     !report.properties.iter().any(|p| p.verdict == Verdict::Unknown && p.reason.as_ref().is_some_and(|r| r.depends_on_resources()))
+}
+
+/// The column just past the token at 1-based line `line`, byte column `col` of `text` (a word,
+/// or one character), for a syntax error's range.
+fn token_end(text: &str, line: u32, col: u32) -> u32 {
+    let Some(l) = text.split('\n').nth(line.saturating_sub(1) as usize) else { return col };
+    let rest = l.get(col.saturating_sub(1) as usize..).unwrap_or("");
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let len = match rest.chars().next() {
+        Some(c) if word(c) => rest.chars().take_while(|&c| word(c)).map(char::len_utf8).sum(),
+        Some(c) => c.len_utf8(),
+        None => 0,
+    };
+    col + len as u32
 }
 
 /// Runs a job. `emit` receives the load result and each unit's result as soon as known.
@@ -450,7 +497,10 @@ pub fn run(input: &JobInput, emit: &mut dyn FnMut(JobMsg)) -> JobSummary {
     let program = match loaded {
         Err(e) => {
             let (range, message) = match e.pos() {
-                Some(p) if doc.is_doc(&p.file) => (index.range(&input.text, p.line, p.col, p.line, p.col), e.message().to_string()),
+                Some(p) if doc.is_doc(&p.file) => {
+                    let end = token_end(&input.text, p.line, p.col);
+                    (index.range(&input.text, p.line, p.col, p.line, end), e.message().to_string())
+                }
                 Some(p) => (index.range(&input.text, 1, 1, 1, 1), format!("{}:{}:{}: {}", p.file, p.line, p.col, e.message())),
                 None => (index.range(&input.text, 1, 1, 1, 1), e.message().to_string()),
             };
@@ -524,13 +574,44 @@ pub fn run(input: &JobInput, emit: &mut dyn FnMut(JobMsg)) -> JobSummary {
         cfg.entry = (!unit.whole).then(|| unit.root.clone());
         cfg.concrete.native = input.settings.native;
         cfg.reuse = lock(&input.cache).precision.get(&unit.root).cloned();
-        let report = (input.verifier)(&program, &cfg, &input.cancel);
+        // Verdicts decided before the end go out at once, the others as pending; each keeps
+        // the time it was known at.
+        let mut decided_ms: HashMap<(String, i64, u32), u64> = HashMap::new();
+        let mut on_partial = |partial: &Report| {
+            if input.cancel.is_cancelled() {
+                return;
+            }
+            let mut rel = relativize(partial, &program);
+            for p in &mut rel.properties {
+                if p.verdict != Verdict::Unknown {
+                    let key = (p.range.func.clone(), p.range.line, p.range.col);
+                    p.time_ms = *decided_ms.entry(key).or_insert(p.time_ms);
+                }
+            }
+            let mut v = view(&rel, &unit.root, fnames.clone(), &program, &doc, input.version, false);
+            for p in &mut v.properties {
+                if p.verdict == Verdict::Unknown {
+                    p.pending = true;
+                    p.message = "verifying…".into();
+                    p.reason = None;
+                }
+            }
+            v.partial = true;
+            emit(JobMsg::Partial(v));
+        };
+        let report = (input.verifier)(&program, &cfg, &input.cancel, &mut on_partial);
         if input.cancel.is_cancelled() {
             summary.cancelled = true;
             break;
         }
         summary.verified.push(unit.root.clone());
-        let rel = Arc::new(relativize(&report, &program));
+        let mut rel = relativize(&report, &program);
+        for p in &mut rel.properties {
+            if let Some(&ms) = decided_ms.get(&(p.range.func.clone(), p.range.line, p.range.col)) {
+                p.time_ms = ms;
+            }
+        }
+        let rel = Arc::new(rel);
         {
             let mut cache = lock(&input.cache);
             cache.misses += 1;

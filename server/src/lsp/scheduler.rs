@@ -13,6 +13,8 @@
 //!   is abandoned (a solver that hangs where cancelling does not reach): its results are never
 //!   published, its slot is free for the next job, and since its thread stays busy the pool
 //!   starts a new worker for the next one.
+//! - A unit's verdicts are published as its phases decide them (the quick ones first), the
+//!   rest shown as pending until the unit's result arrives.
 //! - After a job, inlay hints and code lenses are refreshed (when the client supports it).
 //! - Clients that ask for it (`initializationOptions.notifyJobs`) get `cpals/jobStarted` when a
 //!   job starts and `cpals/jobDone` after the diagnostics it produced (editor status bars).
@@ -293,6 +295,7 @@ impl Loop {
         if let Some(mut e) = self.session.docs.get_mut(uri) {
             e.job = None;
             e.state.running = false;
+            e.state.drop_pending();
             // A job that hung at its limit on the current text is a failure the user sees; one
             // cancelled by an edit is simply replaced.
             if !by_cancel && e.doc.version == r.version {
@@ -438,6 +441,7 @@ impl Loop {
                 debug_assert_eq!(pe.version, version);
                 state.parse_error = Some(pe);
             }
+            JobMsg::Partial(view) => state.install_partial(view),
             JobMsg::Unit(view) => {
                 state.units.insert(view.root.clone(), Some(view));
             }
@@ -468,6 +472,7 @@ impl Loop {
             // One job per file: the token in the entry (if an edit left it there) is this job's.
             e.job = None;
             e.state.running = false;
+            e.state.drop_pending();
             match &summary.panicked {
                 Some(msg) if e.doc.version == r.version => {
                     e.state.failure = Some(msg.clone());

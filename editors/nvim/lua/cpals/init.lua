@@ -1,4 +1,4 @@
--- The cpals Neovim plugin: starts `cpals lsp` for C buffers, enables inlay hints, adds :CpalsVerify and :CpalsTrace (counterexample to the quickfix list).
+-- The cpals Neovim plugin: starts `cpals lsp` for C buffers, enables inlay hints, adds :CpalsVerify and :CpalsTrace (counterexample to the quickfix list) and a status line text (`require('cpals').status()`).
 local M = {}
 
 --- Defaults of `require('cpals').setup{}`.
@@ -21,6 +21,20 @@ M.defaults = {
 M.config = vim.deepcopy(M.defaults)
 M.did_setup = false
 
+--- URIs with a verification running (from `cpals/jobStarted` / `cpals/jobDone`).
+M.verifying = {}
+
+local job_handlers = {
+  ['cpals/jobStarted'] = function(_, params)
+    if params and params.verify then M.verifying[params.uri] = true end
+    vim.cmd('redrawstatus')
+  end,
+  ['cpals/jobDone'] = function(_, params)
+    if params then M.verifying[params.uri] = nil end
+    vim.cmd('redrawstatus')
+  end,
+}
+
 local function clients(buf)
   return vim.lsp.get_clients({ name = 'cpals', bufnr = buf })
 end
@@ -42,7 +56,8 @@ function M.start(buf)
     root_dir = root,
     -- Also answered to `workspace/configuration` (section `cpals`).
     settings = { cpals = settings },
-    init_options = { settings = settings },
+    init_options = { settings = settings, notifyJobs = true },
+    handlers = job_handlers,
     on_attach = function(_, b)
       if M.config.inlay_hints and vim.lsp.inlay_hint then
         vim.lsp.inlay_hint.enable(true, { bufnr = b })
@@ -146,6 +161,32 @@ function M.trace(buf, on_done)
     end
     if on_done then on_done(items) end
   end)
+end
+
+--- The buffer's state for a status line, as the VS Code status bar says it:
+--- `cpals: verifying… (1 of 2 decided)` while a job runs (verdicts arrive as they are
+--- decided), else `cpals: 1 proved, 1 violated, 0 unknown` (with `(stale)` when some result is
+--- from an older version of the file); '' for a buffer the server does not handle.
+function M.status(buf)
+  buf = (buf == nil or buf == 0) and vim.api.nvim_get_current_buf() or buf
+  if #clients(buf) == 0 then return '' end
+  local n = { proved = 0, violated = 0, unknown = 0, verifying = 0 }
+  local stale, decided = false, 0
+  for _, d in ipairs(vim.diagnostic.get(buf)) do
+    if d.source == 'cpals' and n[d.code] then
+      n[d.code] = n[d.code] + 1
+      local is_stale = (d.message or ''):find('(stale', 1, true) ~= nil
+      stale = stale or is_stale
+      if d.code ~= 'verifying' and not is_stale then decided = decided + 1 end
+    end
+  end
+  if M.verifying[vim.uri_from_bufnr(buf)] then
+    if n.verifying > 0 then
+      return string.format('cpals: verifying… (%d of %d decided)', decided, decided + n.verifying)
+    end
+    return 'cpals: verifying…'
+  end
+  return string.format('cpals: %d proved, %d violated, %d unknown%s', n.proved, n.violated, n.unknown, stale and ' (stale)' or '')
 end
 
 --- `require('cpals').setup{}`: options as in `M.defaults`.

@@ -1,6 +1,8 @@
 //! Code lenses per function, a pure function of the file's results and its document: the
-//! function's status (proved / n violations / unknown / running / stale / no properties) and
-//! commands to verify it again and to step through its first counterexample.
+//! function's status (proved / n violations / unknown / running, with how many properties are
+//! decided so far / stale / no properties) and
+//! commands to verify it again and to step through its first counterexample; only on functions
+//! with properties (and on roots until their first result).
 
 use analysis_engine::report::Verdict;
 use serde_json::json;
@@ -26,11 +28,16 @@ pub fn status(state: &FileState, doc: &Document, function: &str) -> String {
         .functions
         .iter()
         .find(|f| f.name == function)
-        .map(|f| f.units.iter().all(|u| state.units.get(u).is_some_and(|v| v.as_ref().is_some_and(|v| v.version == doc.version))))
+        .map(|f| {
+            f.units.iter().all(|u| state.units.get(u).is_some_and(|v| v.as_ref().is_some_and(|v| v.version == doc.version && !v.partial)))
+        })
         .unwrap_or(false);
     let stale = !units_done || props.iter().any(|p| p.stale);
     if stale {
-        return if state.running {
+        let decided = props.iter().filter(|p| !p.stale && !p.pending).count();
+        return if state.running && decided > 0 {
+            format!("… verifying ({} of {} decided)", decided, props.len())
+        } else if state.running {
             "… running".into()
         } else if state.broken(doc.version) {
             "stale (syntax error)".into()
@@ -58,6 +65,13 @@ pub fn build(state: &FileState, doc: &Document) -> Vec<CodeLens> {
     let mut out = Vec::new();
     for f in &state.functions {
         if f.range.start.line >= doc.index.line_count() {
+            continue;
+        }
+        // Only where there is something to show: a function with properties, or a root
+        // whose first result has not arrived yet.
+        let has_props = merged.properties.iter().any(|p| p.view.function == f.name);
+        let first_run = f.units.contains(&f.name) && f.units.iter().all(|u| state.units.get(u).is_none_or(Option::is_none));
+        if !has_props && !first_run {
             continue;
         }
         let title = status(state, doc, &f.name);

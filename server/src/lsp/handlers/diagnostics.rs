@@ -1,8 +1,9 @@
 //! Diagnostics of a file, a pure function of its results and its document: violations (Error,
 //! with the counterexample as related information, inputs first, then one entry per step with
-//! its values), proofs (Hint or Information "proved"), unknowns (Warning with the reason), dead
-//! code (Hint, `Unnecessary`), the syntax error. Results of an older version are marked stale;
-//! while the text does not parse no proof is shown.
+//! its values), proofs (Hint or Information "proved", with the time the proof took), properties
+//! still being verified (Hint "verifying…"), unknowns (Warning with the reason), dead
+//! code (Hint, `Unnecessary`), the syntax error. Results of an older version are marked stale,
+//! also while the text does not parse (they are those of the last version that parsed).
 
 use analysis_engine::report::Verdict;
 use tower_lsp::lsp_types::{Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, DiagnosticTag, Location, NumberOrString};
@@ -60,21 +61,39 @@ fn related(p: &MergedProperty<'_>) -> Vec<DiagnosticRelatedInformation> {
 
 /// The diagnostics to publish for a document.
 pub fn build(state: &FileState, doc: &Document, proved_as_information: bool, related_information: bool) -> Vec<Diagnostic> {
-    let broken = state.broken(doc.version);
     let mut out = Vec::new();
     if let Some(e) = state.parse_error.as_ref().filter(|e| e.version == doc.version) {
+        let earlier = state.units.values().any(Option::is_some);
         out.push(Diagnostic {
             range: e.range,
             severity: Some(DiagnosticSeverity::ERROR),
             code: Some(NumberOrString::String("syntax".into())),
             source: Some(SOURCE.into()),
-            message: format!("{} (verification results below are from the last version that parsed)", e.message),
+            message: if earlier {
+                format!("{} (results shown are from the last version that parsed)", e.message)
+            } else {
+                e.message.clone()
+            },
             ..Default::default()
         });
     }
     let merged = merge(state, doc.version);
+    // An unknown reason is given in full once, at the first property it keeps open; the
+    // others name that line.
+    let mut reasons: Vec<(&str, u32)> = Vec::new();
     for p in &merged.properties {
         let stale = if p.stale { STALE } else { "" };
+        if p.pending {
+            out.push(Diagnostic {
+                range: p.view.range,
+                severity: Some(DiagnosticSeverity::HINT),
+                code: Some(NumberOrString::String("verifying".into())),
+                source: Some(SOURCE.into()),
+                message: "verifying…".into(),
+                ..Default::default()
+            });
+            continue;
+        }
         let d = match p.verdict {
             Verdict::False => Diagnostic {
                 range: p.view.range,
@@ -86,10 +105,6 @@ pub fn build(state: &FileState, doc: &Document, proved_as_information: bool, rel
                 ..Default::default()
             },
             Verdict::True => {
-                if broken {
-                    // No proof is shown for code that does not parse.
-                    continue;
-                }
                 let how = if p.cached {
                     format!("{} analysis, cached", p.analysis)
                 } else {
@@ -104,21 +119,34 @@ pub fn build(state: &FileState, doc: &Document, proved_as_information: bool, rel
                     ..Default::default()
                 }
             }
-            Verdict::Unknown => Diagnostic {
-                range: p.view.range,
-                severity: Some(DiagnosticSeverity::WARNING),
-                code: Some(NumberOrString::String("unknown".into())),
-                source: Some(SOURCE.into()),
-                message: format!("unknown: {}{}", p.view.message, stale),
-                ..Default::default()
-            },
+            Verdict::Unknown => {
+                let line = p.view.range.start.line + 1;
+                let message = match p.view.reason.as_deref().filter(|r| !r.is_empty()) {
+                    Some(r) => match reasons.iter().find(|(q, _)| *q == r) {
+                        Some((_, first)) => match p.view.message.strip_suffix(r) {
+                            Some(head) => format!("{}the same reason as line {}", head, first),
+                            None => p.view.message.clone(),
+                        },
+                        None => {
+                            reasons.push((r, line));
+                            p.view.message.clone()
+                        }
+                    },
+                    None => p.view.message.clone(),
+                };
+                Diagnostic {
+                    range: p.view.range,
+                    severity: Some(DiagnosticSeverity::WARNING),
+                    code: Some(NumberOrString::String("unknown".into())),
+                    source: Some(SOURCE.into()),
+                    message: format!("unknown: {}{}", message, stale),
+                    ..Default::default()
+                }
+            }
         };
         out.push(d);
     }
     for (range, stale, analysis) in &merged.unreachable {
-        if broken {
-            continue;
-        }
         out.push(Diagnostic {
             range: *range,
             severity: Some(DiagnosticSeverity::HINT),

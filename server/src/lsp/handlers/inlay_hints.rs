@@ -1,5 +1,6 @@
 //! Inlay hints: the inferred invariant at the end of each loop head's line, a pure function of
-//! the file's results and its document. Hidden while the text does not parse.
+//! the file's results and its document (while the text does not parse, those of the last version
+//! that parsed, marked stale).
 
 use tower_lsp::lsp_types::{InlayHint, InlayHintLabel, InlayHintTooltip, Range};
 
@@ -7,9 +8,6 @@ use crate::lsp::session::document::Document;
 use crate::lsp::session::results::{merge, FileState};
 
 pub fn build(state: &FileState, doc: &Document, range: Range) -> Vec<InlayHint> {
-    if state.broken(doc.version) {
-        return Vec::new();
-    }
     let merged = merge(state, doc.version);
     let mut out = Vec::new();
     for (inv, stale) in &merged.invariants {

@@ -4,6 +4,11 @@
 //! whose version is not the document's is stale. [`merge`] combines the units into what the
 //! editor is shown: a property in a function several units reach is proved only if every unit
 //! proves it; an invariant or dead code only if every unit that reaches the function agrees.
+//!
+//! While a unit is verified, the verdicts its quick phases decide arrive first
+//! ([`FileState::install_partial`]): each replaces the property's old result, current from then
+//! on, and a property without an old result shows as pending ("verifying…") until the unit's
+//! result arrives.
 
 use std::collections::BTreeMap;
 
@@ -37,6 +42,14 @@ pub struct PropertyView {
     pub proved_message: String,
     pub reason: Option<String>,
     pub trace: Vec<StepView>,
+    /// When the verdict was known, in milliseconds after the unit's verification started (the
+    /// unit's time for verdicts only its end decided).
+    pub time_ms: u64,
+    /// The document version this verdict was computed on, when it is not the unit's (a verdict
+    /// decided early, installed into an older unit result).
+    pub decided_at: Option<i32>,
+    /// Not decided yet: the unit is still being verified (shown as "verifying…").
+    pub pending: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -44,7 +57,10 @@ pub struct InvariantView {
     pub function: String,
     /// The loop's keyword.
     pub range: Range,
+    /// As shown (without what the types imply, bounds joined).
     pub expr: String,
+    /// As the analyses reported it (the hover shows it when it differs).
+    pub full: String,
     pub source: String,
     pub inductive: bool,
 }
@@ -65,6 +81,8 @@ pub struct UnitView {
     pub time_ms: u64,
     /// Reused from an earlier run with the same automata and configuration.
     pub cached: bool,
+    /// Only the verdicts decided so far: the unit is still being verified.
+    pub partial: bool,
 }
 
 /// A function of the last program that parsed (for code lenses).
@@ -122,6 +140,40 @@ impl FileState {
         }
     }
 
+    /// Installs the verdicts a running unit decided so far (`partial`: decided properties,
+    /// computed on the current version, plus pending ones). Into an older result of the unit,
+    /// each decided verdict replaces the property's old one (the others stay, stale); without
+    /// one, the partial result stands for the unit until its result arrives.
+    pub fn install_partial(&mut self, partial: UnitView) {
+        let version = partial.version;
+        match self.units.get_mut(&partial.root) {
+            Some(Some(old)) if old.version != version || old.partial => {
+                for mut p in partial.properties.into_iter().filter(|p| !p.pending) {
+                    p.decided_at = Some(version);
+                    match old.properties.iter_mut().find(|q| q.range == p.range) {
+                        Some(q) => *q = p,
+                        None => old.properties.push(p),
+                    }
+                }
+                old.partial = true;
+            }
+            // A current, complete result is not replaced by a partial one.
+            Some(Some(_)) => {}
+            _ => {
+                self.units.insert(partial.root.clone(), Some(partial));
+            }
+        }
+    }
+
+    /// After a job ends without a unit's result (cancelled, abandoned, failed): its pending
+    /// properties are no longer being verified, so they are dropped (never "verifying…" with
+    /// nothing running); the verdicts it decided stay.
+    pub fn drop_pending(&mut self) {
+        for u in self.units.values_mut().flatten().filter(|u| u.partial) {
+            u.properties.retain(|p| !p.pending);
+        }
+    }
+
     /// True when the current text does not parse.
     pub fn broken(&self, version: i32) -> bool {
         self.parse_error.as_ref().is_some_and(|p| p.version == version)
@@ -135,6 +187,8 @@ pub struct MergedProperty<'a> {
     pub view: &'a PropertyView,
     pub verdict: Verdict,
     pub stale: bool,
+    /// Still being verified, no verdict yet.
+    pub pending: bool,
     pub analysis: &'a str,
     pub time_ms: u64,
     pub cached: bool,
@@ -156,14 +210,23 @@ pub fn merge(state: &FileState, version: i32) -> Merged<'_> {
     let units: Vec<&UnitView> = state.units.values().flatten().collect();
     let mut props: BTreeMap<(u32, u32, u32, u32), MergedProperty<'_>> = BTreeMap::new();
     for u in &units {
-        let stale = u.version != version;
         for p in &u.properties {
-            let m = MergedProperty { view: p, verdict: p.verdict, stale, analysis: &u.analysis, time_ms: u.time_ms, cached: u.cached };
+            let stale = p.decided_at.unwrap_or(u.version) != version;
+            let m = MergedProperty {
+                view: p,
+                verdict: p.verdict,
+                stale,
+                pending: p.pending,
+                analysis: &u.analysis,
+                time_ms: p.time_ms,
+                cached: u.cached,
+            };
             match props.get_mut(&key(&p.range)) {
                 None => {
                     props.insert(key(&p.range), m);
                 }
                 Some(old) => {
+                    // A pending property ranks as unknown: never proved while a unit still works on it.
                     let rank = |v: Verdict| match v {
                         Verdict::False => 2,
                         Verdict::Unknown => 1,
@@ -172,10 +235,12 @@ pub fn merge(state: &FileState, version: i32) -> Merged<'_> {
                     // A fresh violation is current on its own; anything else is as stale as the
                     // stalest unit that contributes to it.
                     let both_stale = old.stale || stale;
+                    let pending = old.pending || m.pending;
                     if rank(m.verdict) > rank(old.verdict) || (rank(m.verdict) == rank(old.verdict) && old.stale && !stale) {
                         *old = m;
                     }
-                    old.time_ms = old.time_ms.max(u.time_ms);
+                    old.pending = pending && old.verdict != Verdict::False;
+                    old.time_ms = old.time_ms.max(p.time_ms);
                     if old.verdict != Verdict::False || old.stale {
                         old.stale = both_stale;
                     }
@@ -241,11 +306,15 @@ mod tests {
                 proved_message: "m".into(),
                 reason: None,
                 trace: vec![],
+                time_ms: 1,
+                decided_at: None,
+                pending: false,
             }],
             invariants: vec![InvariantView {
                 function: "f".into(),
                 range: r(2),
                 expr: inv.into(),
+                full: inv.into(),
                 source: "value".into(),
                 inductive: true,
             }],
@@ -253,6 +322,7 @@ mod tests {
             analysis: "value".into(),
             time_ms: 1,
             cached: false,
+            partial: false,
         }
     }
 
@@ -293,5 +363,40 @@ mod tests {
         let m = merge(&s, 3);
         assert_eq!(m.properties[0].verdict, Verdict::False);
         assert!(!m.properties[0].stale, "a current violation stands on its own");
+    }
+
+    #[test]
+    fn early_verdicts_replace_old_ones_and_pending_ones_are_never_proved() {
+        // An older result (version 2) of a unit with two properties.
+        let mut old = unit("g", 2, &["g", "f"], Verdict::Unknown, "x == 1", false);
+        let mut second = old.properties[0].clone();
+        second.range = r(5);
+        old.properties.push(second.clone());
+        let mut s = state(vec![old]);
+        // At version 3 the first property is decided early, the second is still pending.
+        let mut partial = unit("g", 3, &["g", "f"], Verdict::True, "x == 1", false);
+        partial.partial = true;
+        let mut pending = second.clone();
+        pending.pending = true;
+        partial.properties.push(pending);
+        s.install_partial(partial.clone());
+        let m = merge(&s, 3);
+        assert_eq!((m.properties[0].verdict, m.properties[0].stale), (Verdict::True, false), "decided now");
+        assert_eq!(
+            (m.properties[1].verdict, m.properties[1].stale, m.properties[1].pending),
+            (Verdict::Unknown, true, false),
+            "the old verdict, stale"
+        );
+        // Without an older result the pending property shows as pending, and another unit's
+        // proof does not make it proved.
+        let mut s = state(vec![unit("h", 3, &["h", "f"], Verdict::True, "x == 1", false)]);
+        s.units.get_mut("h").unwrap().as_mut().unwrap().properties[0].range = r(5);
+        s.install_partial(partial);
+        let m = merge(&s, 3);
+        assert_eq!(m.properties[0].verdict, Verdict::True);
+        assert!(m.properties[1].pending && m.properties[1].verdict == Verdict::Unknown);
+        // The job ends without the unit's result: nothing stays "verifying…".
+        s.drop_pending();
+        assert!(merge(&s, 3).properties.iter().all(|p| !p.pending));
     }
 }
