@@ -26,11 +26,13 @@ pub(super) fn run(
     props: &[Property],
     found: &mut BTreeMap<PropertyKey, Decision>,
     stats: &mut Stats,
+    cap: Option<Duration>,
 ) {
     let budget = match cancel.remaining_ms() {
         Some(ms) => Duration::from_millis((ms as f64 * cfg.shares.concrete) as u64),
         None => cfg.concrete.time,
     };
+    let budget = cap.map_or(budget, |c| budget.min(c));
     let phase = cancel.child(Some(budget));
     let limits = run_limits(cfg);
     let plan = concrete::Plan::new(p);

@@ -31,7 +31,9 @@ const VALUE_SLICE: Duration = Duration::from_secs(1);
 /// The first fuzzing phase's time at most: most bugs random inputs find, they find in well
 /// under a second (docs/benchmarks.md); the analyses come next, and the fuzzer again after
 /// them with the time left.
-const FUZZ_SLICE: Duration = Duration::from_secs(1);
+const FUZZ_SLICE: Duration = Duration::from_millis(500);
+/// The concrete runs' time at most when the fuzzer runs after them.
+const CONCRETE_BEFORE_FUZZ: Duration = Duration::from_millis(500);
 /// Each fuzzing phase's time without a time limit.
 const FUZZ_TIME: Duration = Duration::from_secs(2);
 /// The share of the time limit kept for the second fuzzing phase (when the program reads
@@ -43,9 +45,9 @@ const FUZZ_MARGIN: Duration = Duration::from_millis(500);
 /// One phase of a run.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Phase {
-    /// Native fuzzing in the sandbox (`crate::fuzz`), first in `combined` with
-    /// `Shares::fuzz` of the time; it runs again with the time left when the analyses end
-    /// without deciding every property.
+    /// Native fuzzing in the sandbox (`crate::fuzz`), in `combined` after the concrete runs
+    /// with `Shares::fuzz` of the time (at most 0.5 s); it runs again with the time kept for
+    /// it when the analyses end without deciding every property.
     Fuzz,
     /// The program run concretely with a few input choices (bug finding); its share is
     /// `Shares::concrete`.
@@ -74,11 +76,13 @@ pub enum Slice {
 /// The phases a configuration runs, in order.
 pub fn plan(cfg: &VerifyConfig, p: &Program) -> Vec<Phase> {
     let mut phases = Vec::new();
-    if cfg.analysis == Analysis::Combined && cfg.shares.fuzz > 0.0 && cfg.concrete.native == NativeExecution::Sandboxed {
-        phases.push(Phase::Fuzz);
-    }
     if cfg.concrete.runs > 0 {
         phases.push(Phase::Concrete);
+    }
+    // After the concrete runs, which cost microseconds where they find a violation: the
+    // fuzzer's compilation alone takes about 0.2 s (docs/benchmarks.md).
+    if cfg.analysis == Analysis::Combined && cfg.shares.fuzz > 0.0 && cfg.concrete.native == NativeExecution::Sandboxed {
+        phases.push(Phase::Fuzz);
     }
     match cfg.analysis {
         Analysis::Tra => phases.push(Phase::Tra),
@@ -201,8 +205,10 @@ impl Run<'_> {
                     Next::Continue
                 }
                 Phase::Concrete => {
+                    // Long runs are the fuzzer's when it follows.
+                    let cap = phases.contains(&Phase::Fuzz).then_some(CONCRETE_BEFORE_FUZZ);
                     if !self.props.is_empty() {
-                        concrete::run(self.program, self.config, &self.cancel, &self.props, &mut self.found, &mut self.stats);
+                        concrete::run(self.program, self.config, &self.cancel, &self.props, &mut self.found, &mut self.stats, cap);
                     }
                     Next::Continue
                 }
