@@ -35,6 +35,9 @@ const OFF_SEED: usize = 0;
 const OFF_PREFIX_LEN: usize = 8;
 const OFF_TAIL: usize = 12;
 const OFF_USED: usize = 16;
+/// Set by the harness when the run reaches a violation (its exit status alone could be the
+/// program's own `exit(86)`).
+const OFF_REACHED: usize = 20;
 const OFF_PREFIX: usize = 64;
 const OFF_TAPE: usize = OFF_PREFIX + 8 * MAX_VALUES;
 const OFF_FN: usize = OFF_TAPE + 8 * MAX_VALUES;
@@ -159,7 +162,7 @@ pub fn harness_source(fns: &[InputFn], defined: &[String], constants: &[i128]) -
     let _ = writeln!(s, "#define CPALS_MAXV {}\n#define CPALS_COV {}", MAX_VALUES, COVERAGE);
     let _ = writeln!(s, "#define CPALS_SHARED_FD {}", sandbox::SERVER_SHARED_FD);
     s.push_str(
-        "struct cpals_shared {\n  unsigned long long seed;\n  unsigned int prefix_len, tail, used, pad;\n  unsigned long long reserved[5];\n  \
+        "struct cpals_shared {\n  unsigned long long seed;\n  unsigned int prefix_len, tail, used, reached;\n  unsigned long long reserved[5];\n  \
          unsigned long long prefix[CPALS_MAXV];\n  unsigned long long tape[CPALS_MAXV];\n  unsigned int fn[CPALS_MAXV];\n  unsigned char cov[CPALS_COV];\n};\n",
     );
     s.push_str("static struct cpals_shared *cpals_sh;\nstatic unsigned long long cpals_rng;\nstatic unsigned int cpals_prev;\n");
@@ -247,8 +250,9 @@ CPALS_NI static void cpals_record(unsigned i, unsigned k, unsigned long long v) 
     }
     let _ = writeln!(
         s,
-        "CPALS_NI void __wrap___assert_fail(const char *a, const char *f, unsigned int l, const char *fn) {{ _exit({r}); }}\n\
-         CPALS_NI void __cpals_error_label(void) {{ _exit({r}); }}",
+        "CPALS_NI static void cpals_reached(void) {{ struct cpals_shared *s = cpals_sh ? cpals_sh : cpals_map(); s->reached = 1; _exit({r}); }}\n\
+         CPALS_NI void __wrap___assert_fail(const char *a, const char *f, unsigned int l, const char *fn) {{ cpals_reached(); }}\n\
+         CPALS_NI void __cpals_error_label(void) {{ cpals_reached(); }}",
         r = REACHED_STATUS
     );
     if !defined.iter().any(|d| d == "__VERIFIER_assume") {
@@ -256,7 +260,7 @@ CPALS_NI static void cpals_record(unsigned i, unsigned k, unsigned long long v) 
     }
     for f in ["reach_error", "__VERIFIER_error"] {
         if !defined.iter().any(|d| d == f) {
-            let _ = writeln!(s, "CPALS_NI void {f}() {{ _exit({}); }}", REACHED_STATUS);
+            let _ = writeln!(s, "CPALS_NI void {f}() {{ cpals_reached(); }}");
         }
     }
     s
@@ -468,6 +472,7 @@ impl Fuzzer {
         sh.put_u32(OFF_PREFIX_LEN, n as u32);
         sh.put_u32(OFF_TAIL, tail as u32);
         sh.put_u32(OFF_USED, 0);
+        sh.put_u32(OFF_REACHED, 0);
         for (i, v) in prefix[..n].iter().enumerate() {
             sh.put_u64(OFF_PREFIX + 8 * i, *v);
         }
@@ -496,7 +501,8 @@ impl Fuzzer {
             return Err("the kernel refused the sandbox's system-call filter".into());
         }
         let used = (self.shared.u32_at(OFF_USED) as usize).min(MAX_VALUES);
-        let outcome = if end == End::Exited(REACHED_STATUS) { RunOutcome::Reached } else { RunOutcome::Other(end) };
+        let reached = end == End::Exited(REACHED_STATUS) && self.shared.u32_at(OFF_REACHED) == 1;
+        let outcome = if reached { RunOutcome::Reached } else { RunOutcome::Other(end) };
         Ok((outcome, used))
     }
 
@@ -680,7 +686,7 @@ impl Fuzzer {
                     vals[i] = raw(ty, cand);
                     if let Ok(Some(t)) = self.reaches(&vals, cancel) {
                         // Accept only when the tape got no longer and this value smaller.
-                        if t.len() <= best.len() && t.get(i).is_some_and(|x| magnitude(value(ty, x.1)) < magnitude(cur)) {
+                        if t.len() <= best.len() && t.get(i).is_some_and(|x| smaller(value(ty, x.1), cur)) {
                             best = t;
                             changed = true;
                             break;
@@ -693,9 +699,8 @@ impl Fuzzer {
         best
     }
 
-    /// Values to try instead of `cur`, nearest to 0 first, each smaller than `cur`.
+    /// Values to try instead of `cur`, nearest to 0 first, each simpler than `cur`.
     fn candidates(&self, ty: IntTy, cur: i128) -> Vec<i128> {
-        let m = magnitude(cur);
         let mut c: Vec<i128> = vec![0, 1, -1, 2, -2];
         for k in &self.constants {
             for d in [-1, 0, 1] {
@@ -709,7 +714,7 @@ impl Fuzzer {
             c.push(cur - h);
             h /= 2;
         }
-        let mut c: Vec<i128> = c.into_iter().map(|x| ty.wrap(x)).filter(|x| magnitude(*x) < m).collect();
+        let mut c: Vec<i128> = c.into_iter().map(|x| ty.wrap(x)).filter(|x| smaller(*x, cur)).collect();
         c.sort_by_key(|x| (magnitude(*x), *x < 0));
         c.dedup();
         c.truncate(24);
@@ -725,6 +730,11 @@ impl Fuzzer {
 /// How far a value is from 0.
 fn magnitude(v: i128) -> u128 {
     v.unsigned_abs()
+}
+
+/// Whether `a` is a simpler value than `b`: nearer to 0, or as near and positive.
+fn smaller(a: i128, b: i128) -> bool {
+    (magnitude(a), a < 0) < (magnitude(b), b < 0)
 }
 
 /// A value of `ty` as the raw 64 bits the harness exchanges.
@@ -784,6 +794,82 @@ mod tests {
         assert_eq!(value(u, raw(u, -1)), u32::MAX as i128);
         let c = IntTy { bits: 8, signed: true, boolean: false };
         assert_eq!(value(c, 0xff), -1);
+    }
+
+    fn fuzzer(source: &str, fns: &[(&str, IntTy)]) -> Fuzzer {
+        let fns = fns.iter().map(|(n, t)| InputFn { name: n.to_string(), ty: *t }).collect();
+        Fuzzer::compile("t.c", source, Path::new("."), fns, &["main".into()], DataModel::Lp64, &|| false)
+            .expect("gcc compiles the test program")
+    }
+
+    const UINT: IntTy = IntTy { bits: 32, signed: false, boolean: false };
+
+    /// A run may neither start processes nor open files: the program's filter is stacked on
+    /// the fork server's. A run that managed either would reach `reach_error()`.
+    #[test]
+    fn fuzzing_runs_cannot_fork_or_open_files() {
+        let dir = std::env::temp_dir().join(format!("cpals-fuzz-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("created");
+        let src = format!(
+            r#"#include <fcntl.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+extern int __VERIFIER_nondet_int(void);
+extern void reach_error(void);
+int main(void) {{
+  int x = __VERIFIER_nondet_int();
+  long pid = syscall(SYS_fork);
+  if (pid == 0) _exit(0);
+  int fd = open("{}", O_CREAT | O_WRONLY, 0644);
+  if (pid > 0 || fd >= 0) reach_error();
+  return x;
+}}
+"#,
+            file.display()
+        );
+        let mut f = fuzzer(&src, &[("__VERIFIER_nondet_int", IntTy::INT)]);
+        let r = f.search(Duration::from_millis(300), &Cancel::new()).expect("the fork server runs");
+        assert!(matches!(r, Search::Exhausted), "{r:?}");
+        assert!(f.execs > 10, "{} runs", f.execs);
+        assert!(!file.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A program without inputs runs once: `fib(25)` (242 785 calls) reaches the violation in
+    /// the first run.
+    #[test]
+    fn an_input_free_program_runs_once() {
+        let src = "extern void reach_error(void);\nint fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }\n\
+                   int main(void) { if (fib(25) == 75025) reach_error(); return 0; }\n";
+        let mut f = fuzzer(src, &[]);
+        let r = f.search(Duration::from_secs(5), &Cancel::new()).expect("the fork server runs");
+        assert!(matches!(r, Search::Found(ref t) if t.is_empty()), "{r:?}");
+        assert_eq!(f.execs, 1);
+        // Without the violation the fuzzer stops after that one run.
+        let mut f = fuzzer(&src.replace("== 75025", "== 1"), &[]);
+        assert!(matches!(f.search(Duration::from_secs(5), &Cancel::new()), Ok(Search::Exhausted)));
+        assert_eq!(f.execs, 1);
+        assert!(f.input_free);
+    }
+
+    /// Delta debugging leaves the values nearest to 0 (and to the program's constants) that
+    /// still reach the violation: `x = 1000001` (just above the bound), `y = 1`, and the third
+    /// input, read but irrelevant, 0.
+    #[test]
+    fn found_inputs_are_minimised() {
+        let src = "extern unsigned __VERIFIER_nondet_uint(void);\nextern int __VERIFIER_nondet_int(void);\nextern void reach_error(void);\n\
+                   int main(void) { unsigned x = __VERIFIER_nondet_uint(); int y = __VERIFIER_nondet_int(); int z = __VERIFIER_nondet_int();\n\
+                   if (x > 1000000 && y != 0) reach_error(); return z; }\n";
+        let mut f = fuzzer(src, &[("__VERIFIER_nondet_int", IntTy::INT), ("__VERIFIER_nondet_uint", UINT)]);
+        let Ok(Search::Found(tape)) = f.search(Duration::from_secs(20), &Cancel::new()) else { panic!("not found") };
+        let min = f.minimise(tape, Duration::from_secs(20), 10_000, &Cancel::new());
+        let values: Vec<(String, i128)> = f.inputs(&min).into_iter().map(|(n, _, v)| (n, v)).collect();
+        assert_eq!(
+            values,
+            vec![("__VERIFIER_nondet_uint".into(), 1000001), ("__VERIFIER_nondet_int".into(), 1), ("__VERIFIER_nondet_int".into(), 0)]
+        );
     }
 
     #[test]
