@@ -797,9 +797,12 @@ mod tests {
     }
 
     fn fuzzer(source: &str, fns: &[(&str, IntTy)]) -> Fuzzer {
+        fuzzer_for(source, fns, DataModel::Lp64)
+    }
+
+    fn fuzzer_for(source: &str, fns: &[(&str, IntTy)], model: DataModel) -> Fuzzer {
         let fns = fns.iter().map(|(n, t)| InputFn { name: n.to_string(), ty: *t }).collect();
-        Fuzzer::compile("t.c", source, Path::new("."), fns, &["main".into()], DataModel::Lp64, &|| false)
-            .expect("gcc compiles the test program")
+        Fuzzer::compile("t.c", source, Path::new("."), fns, &["main".into()], model, &|| false).expect("gcc compiles the test program")
     }
 
     const UINT: IntTy = IntTy { bits: 32, signed: false, boolean: false };
@@ -829,11 +832,13 @@ int main(void) {{
 "#,
             file.display()
         );
-        let mut f = fuzzer(&src, &[("__VERIFIER_nondet_int", IntTy::INT)]);
-        let r = f.search(Duration::from_millis(300), &Cancel::new()).expect("the fork server runs");
-        assert!(matches!(r, Search::Exhausted), "{r:?}");
-        assert!(f.execs > 10, "{} runs", f.execs);
-        assert!(!file.exists());
+        for model in [DataModel::Lp64, DataModel::Ilp32] {
+            let mut f = fuzzer_for(&src, &[("__VERIFIER_nondet_int", IntTy::INT)], model);
+            let r = f.search(Duration::from_millis(300), &Cancel::new()).expect("the fork server runs");
+            assert!(matches!(r, Search::Exhausted), "{model:?}: {r:?}");
+            assert!(f.execs > 10, "{model:?}: {} runs", f.execs);
+            assert!(!file.exists(), "{model:?}");
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -84,7 +84,8 @@ pub(super) fn run(
     state: &mut FuzzState,
     budget: Duration,
 ) {
-    if cfg.concrete.native == NativeExecution::Off || state.unavailable || props.is_empty() || budget.is_zero() {
+    let open = props.iter().any(|p| !found.contains_key(&p.key));
+    if cfg.concrete.native == NativeExecution::Off || state.unavailable || !open || budget.is_zero() {
         return;
     }
     if state.fuzzer.is_none() {
