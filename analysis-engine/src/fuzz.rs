@@ -477,6 +477,9 @@ impl Fuzzer {
             sh.put_u64(OFF_PREFIX + 8 * i, *v);
         }
         sh.clear_coverage();
+        if cancel.check().is_err() {
+            return Ok((RunOutcome::Other(End::Cancelled), 0));
+        }
         if self.server.is_none() {
             self.server = Some(ForkServer::start(&self.exe, self.shared.fd.as_fd(), self.server_cpu)?);
         }

@@ -13,7 +13,7 @@ const ENGINE: &[&[&str]] = &[
     &["properties", "core"],
     // The solver kernel: no analysis, report or portfolio.
     &["smt"],
-    &["invariants", "concrete", "harness"],
+    &["invariants", "concrete", "harness", "fuzz"],
     &["config"],
     &["report"],
     // One module tree per paper, the CPAs they share first.
