@@ -236,7 +236,7 @@ CPALS_NI static void cpals_record(unsigned i, unsigned k, unsigned long long v) 
         exhausted = EXHAUSTED_STATUS
     );
     for (k, f) in fns.iter().enumerate() {
-        if defined.iter().any(|d| *d == f.name) {
+        if defined.contains(&f.name) {
             continue;
         }
         let ct = c_type(f.ty);
@@ -600,7 +600,7 @@ impl Fuzzer {
             let (prefix, tail, seed): (Vec<u64>, Tail, u64) = match round {
                 0 => (Vec::new(), Tail::Zeros, 0),
                 1..=8 => (Vec::new(), Tail::Constant, [1u64, 2, 3, u64::MAX, 4, 5, 8, 10][round as usize - 1]),
-                _ if !self.corpus.is_empty() && round % 3 != 0 => {
+                _ if !self.corpus.is_empty() && !round.is_multiple_of(3) => {
                     let k = (self.next_rand() % self.corpus.len() as u64) as usize;
                     let base = self.corpus[k].clone();
                     (self.mutate(&base), Tail::Random, round)
