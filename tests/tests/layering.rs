@@ -13,7 +13,8 @@ const ENGINE: &[&[&str]] = &[
     &["properties", "core"],
     // The solver kernel: no analysis, report or portfolio.
     &["smt"],
-    &["invariants", "concrete", "harness", "fuzz"],
+    &["invariants", "concrete", "harness"],
+    &["fuzz"],
     &["config"],
     &["report"],
     // One module tree per paper, the CPAs they share first.
