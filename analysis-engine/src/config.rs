@@ -274,6 +274,8 @@ pub enum NativeExecution {
 /// a time limit each has a fixed budget instead (`crate::portfolio`).
 #[derive(Clone, Debug)]
 pub struct Shares {
+    /// Native fuzzing, first in `combined` (`crate::fuzz`; only with native execution).
+    pub fuzz: f64,
     /// The concrete runs.
     pub concrete: f64,
     /// The summary analysis first, for programs with recursion.
@@ -326,7 +328,7 @@ impl VerifyConfig {
             },
             summaries: SummaryOptions { dag_refinement: true, dag_interpolants: None, scope: Scope::Function, form: Form::Atoms },
             concrete: ConcreteOptions { runs: 12, time: Duration::from_secs(3), steps: 2_000_000_000, native: NativeExecution::Sandboxed },
-            shares: Shares { concrete: 0.3, summaries: 0.4, value: 0.35, templates: 0.25 },
+            shares: Shares { fuzz: 0.1, concrete: 0.3, summaries: 0.4, value: 0.35, templates: 0.25 },
         }
     }
 }

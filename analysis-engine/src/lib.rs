@@ -10,6 +10,7 @@ pub mod concrete;
 pub mod config;
 pub mod core;
 pub mod frontend;
+pub mod fuzz;
 pub mod harness;
 pub mod invariants;
 pub mod ir;

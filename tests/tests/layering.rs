@@ -14,6 +14,7 @@ const ENGINE: &[&[&str]] = &[
     // The solver kernel: no analysis, report or portfolio.
     &["smt"],
     &["invariants", "concrete", "harness"],
+    &["fuzz"],
     &["config"],
     &["report"],
     // One module tree per paper, the CPAs they share first.

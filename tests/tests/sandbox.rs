@@ -267,3 +267,38 @@ async fn opening_an_escaping_file_in_the_editor_creates_nothing() {
     assert_eq!(leftovers(&tmp), Vec::<String>::new(), "temporary files left behind");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 25: the fuzzing phase runs the program in the fork server, under the same sandbox.
+/// The program's loop (134 million iterations through a call) is too long for the concrete
+/// interpreter and the analyses; a native fuzzing run reaches the violation, with the escape
+/// routes hidden from the analysis executed in every run and creating nothing. With
+/// `--native off` nothing runs and the violation stays unknown.
+#[test]
+fn fuzzing_runs_in_the_sandbox_and_not_with_native_off() {
+    let dir = temp_dir("sandbox-fuzz");
+    let tmp = dir.join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let program = dir.join("fuzz.c");
+    let escapes = escaping_program(&dir, false);
+    // The escape program's `main`, with the long loop through a call before the violation.
+    let text = escapes.replace("int main(void) {", "unsigned f(unsigned z) { return z + 2; }\nint main(void) {").replace(
+        "  if (s > 0) reach_error();",
+        "  unsigned x = 0;\n  while (x < 0x0fffffff) x = f(x);\n  if (x % 2 == 0 && s > 0) reach_error();",
+    );
+    std::fs::write(&program, &text).unwrap();
+    for (model, m32) in [("LP64", false), ("ILP32", true)] {
+        control(&program, &dir, m32);
+        let out = cpals(&tmp).arg("check").arg(&program).args(["--data-model", model, "--timeout", "60"]).output().unwrap();
+        let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(stdout.contains("Verification result: FALSE"), "{model}: {stdout}{stderr}");
+        assert!(stdout.contains("confirmed by running the program natively in the sandbox"), "{model}: {stdout}");
+        assert!(stderr.contains("run natively") && stderr.contains("in the sandbox"), "{model}: {stderr}");
+        assert_eq!(escaped(&dir), Vec::<&str>::new(), "{model}: fuzzing");
+        assert_eq!(leftovers(&tmp), Vec::<String>::new(), "{model}: temporary files left behind");
+    }
+    let out = cpals(&tmp).arg("check").arg(&program).args(["--timeout", "5", "--native", "off"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("Verification result: UNKNOWN"), "{stdout}");
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("natively"), "{out:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -30,7 +30,8 @@ pub struct BenchArgs {
     /// Tasks run at a time.
     #[arg(long, default_value_t = 2)]
     pub jobs: usize,
-    /// Comma-separated analyses to compare side by side.
+    /// Comma-separated analyses to compare side by side; peers: `frama-c-eva-N` (Eva at
+    /// precision N) and `randtest-N` (random testing for N seconds, `tools/randtest`).
     #[arg(long, default_value = "value")]
     pub analysis: String,
     /// Only tasks whose category starts with one of these (comma-separated).
@@ -326,10 +327,54 @@ fn replay(t: &Task, harness: &Path) -> Replay {
     }
 }
 
+/// A peer run in the same benchmark: random testing (`randtest-N`, N the budget in seconds),
+/// as `../shared/tools/peer-randtest` does it: the task compiled with gcc `-O1` (LP64) and the
+/// peer's `randtest/harness.c` (boundary-biased random `__VERIFIER_nondet_*` values, the
+/// task's `main` run in forked children until it reaches `reach_error`); `false` when it does,
+/// else `unknown`. Its CPU time includes the compilation and every child's.
+fn run_randtest(t: &Task, budget: f64, harness: &Path, artifacts: &Path) -> Outcome {
+    let dir = artifacts.join(format!("randtest-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    // As the peer's script: the task compiled for the machine (LP64) whatever its data model.
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(format!(
+            "gcc -w -O1 -c -o \"$1/task.o\" \"$0\" 2>/dev/null && objcopy --redefine-sym main=task_main \"$1/task.o\" && \
+             gcc -w -O1 -o \"$1/t\" \"$1/task.o\" \"$2\" 2>/dev/null || {{ echo BUILD; exit 0; }}; exec \"$1/t\" {b}",
+            b = budget
+        ))
+        .arg(&t.file)
+        .arg(&dir)
+        .arg(harness);
+    let (out, cpu, wall, rss, killed) = run_child(cmd, budget + 30.0, Duration::from_secs_f64(budget * 4.0 + 30.0));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (verdict, note) = if out.starts_with("FOUND") {
+        ("false", out.trim().to_string())
+    } else if out.starts_with("BUILD") {
+        ("error", "gcc did not build the task with the peer's harness".to_string())
+    } else if killed {
+        ("unknown", "killed (time limit)".to_string())
+    } else {
+        ("unknown", out.trim().to_string())
+    };
+    Outcome { verdict: verdict.to_string(), cpu, wall, max_rss_kb: rss, note, replay: None }
+}
+
+/// The random tester's harness: `CPALS_RANDTEST_HARNESS`, or `tools/randtest/harness.c`
+/// two folders above the benchmark (`../shared/bench/sv` → `../shared/tools`).
+fn randtest_harness(bench: &Path) -> PathBuf {
+    std::env::var_os("CPALS_RANDTEST_HARNESS").map(PathBuf::from).unwrap_or_else(|| bench.join("../../tools/randtest/harness.c"))
+}
+
 fn run_task(exe: &Path, t: &Task, analysis: &str, timeout: f64, extra: &[String], artifacts: &Path) -> Outcome {
     if let Some(prec) = analysis.strip_prefix("frama-c-eva") {
         let precision = prec.trim_start_matches('-').parse().unwrap_or(11);
         return run_eva(t, precision, timeout);
+    }
+    if let Some(b) = analysis.strip_prefix("randtest") {
+        let budget = b.trim_start_matches('-').parse().unwrap_or(5.0);
+        let bench = t.file.ancestors().nth(2).map(Path::to_path_buf).unwrap_or_default();
+        return run_randtest(t, budget, &randtest_harness(&bench), artifacts);
     }
     let (witness, harness) = artifact_paths(artifacts, t, analysis);
     let _ = std::fs::remove_file(&witness);
@@ -622,6 +667,9 @@ fn print_tables(args: &BenchArgs, tasks: &[Task], analyses: &[String], results: 
             );
         }
     }
+    if analyses.len() > 1 {
+        print_bugs(args, tasks, analyses, results);
+    }
     let replays: Vec<&Replay> = results.values().filter_map(|o| o.replay.as_ref()).collect();
     let count = |f: fn(&Replay) -> bool| replays.iter().filter(|r| f(r)).count();
     println!(
@@ -631,6 +679,39 @@ fn print_tables(args: &BenchArgs, tasks: &[Task], analyses: &[String], results: 
         count(|r| matches!(r, Replay::Unavailable(_))),
         count(Replay::missed)
     );
+}
+
+/// Bug finding side by side: per configuration, the bugs (expected `false`, answered `false`
+/// and not refuted by the replay) it found, the median CPU time per found bug, and the bugs
+/// another configuration found that it missed.
+fn print_bugs(args: &BenchArgs, tasks: &[Task], analyses: &[String], results: &BTreeMap<(usize, usize), Outcome>) {
+    let found = |t: usize, a: usize| {
+        results.get(&(t, a)).is_some_and(|o| !tasks[t].expected && o.verdict == "false" && !o.replay.as_ref().is_some_and(Replay::missed))
+    };
+    println!("### bugs found\n");
+    println!("| configuration | bugs found | median CPU s per found bug | missed that another found |");
+    println!("|---|---|---|---|");
+    for (a, name) in analyses.iter().enumerate() {
+        let mut cpu: Vec<f64> = (0..tasks.len()).filter(|&t| found(t, a)).filter_map(|t| results.get(&(t, a)).map(|o| o.cpu)).collect();
+        cpu.sort_by(|x, y| x.partial_cmp(y).expect("finite"));
+        let median = match cpu.len() {
+            0 => f64::NAN,
+            n if n % 2 == 1 => cpu[n / 2],
+            n => (cpu[n / 2 - 1] + cpu[n / 2]) / 2.0,
+        };
+        let missed: Vec<String> = (0..tasks.len())
+            .filter(|&t| !found(t, a) && (0..analyses.len()).any(|b| b != a && found(t, b)))
+            .map(|t| tasks[t].file.strip_prefix(&args.dir).unwrap_or(&tasks[t].file).display().to_string())
+            .collect();
+        println!(
+            "| {} | {} | {:.2} | {} |",
+            name,
+            cpu.len(),
+            median,
+            if missed.is_empty() { "none".to_string() } else { missed.join(", ") }
+        );
+    }
+    println!();
 }
 
 fn print_row(name: &str, t: &Tally) {

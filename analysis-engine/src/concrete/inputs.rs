@@ -80,3 +80,28 @@ impl InputStrategy for Boundary {
         (self.next() % n as u64) as usize
     }
 }
+
+/// Replays given input values in order (the inputs the fuzzer found), then zeros, as the
+/// fuzzing harness does after its values (`crate::fuzz`); choices are the first.
+pub struct Replay {
+    values: Vec<i128>,
+    next: usize,
+}
+
+impl Replay {
+    pub fn new(values: Vec<i128>) -> Replay {
+        Replay { values, next: 0 }
+    }
+}
+
+impl InputStrategy for Replay {
+    fn value(&mut self, ty: IntTy) -> i128 {
+        let v = self.values.get(self.next).copied().unwrap_or(0);
+        self.next += 1;
+        ty.wrap(v)
+    }
+
+    fn choose(&mut self, _n: usize) -> usize {
+        0
+    }
+}

@@ -25,7 +25,7 @@ use crate::ir::{IntTy, VarId};
 use crate::properties::PropertyKey;
 
 pub use driver::run;
-pub use inputs::{Boundary, Constant, InputStrategy, Zeros};
+pub use inputs::{Boundary, Constant, InputStrategy, Replay, Zeros};
 pub use plan::Plan;
 
 /// A step of a concrete run with the values it wrote or read.

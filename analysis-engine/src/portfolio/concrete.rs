@@ -26,20 +26,15 @@ pub(super) fn run(
     props: &[Property],
     found: &mut BTreeMap<PropertyKey, Decision>,
     stats: &mut Stats,
+    cap: Option<Duration>,
 ) {
     let budget = match cancel.remaining_ms() {
         Some(ms) => Duration::from_millis((ms as f64 * cfg.shares.concrete) as u64),
         None => cfg.concrete.time,
     };
+    let budget = cap.map_or(budget, |c| budget.min(c));
     let phase = cancel.child(Some(budget));
-    let limits = RunLimits {
-        max_steps: cfg.concrete.steps,
-        max_inputs: MAX_RUN_INPUTS,
-        keep_ops: 50_000,
-        trace_steps: 40,
-        max_frames: 10_000,
-        accelerate: true,
-    };
+    let limits = run_limits(cfg);
     let plan = concrete::Plan::new(p);
     // After the configured runs, a few with every input the same small value (2..=9).
     let extra = if cfg.concrete.runs > 0 { 8 } else { 0 };
@@ -71,10 +66,28 @@ pub(super) fn run(
     }
 }
 
+/// The limits of one concrete run (also of the fuzzing phase's replays).
+pub(super) fn run_limits(cfg: &VerifyConfig) -> RunLimits {
+    RunLimits {
+        max_steps: cfg.concrete.steps,
+        max_inputs: MAX_RUN_INPUTS,
+        keep_ops: 50_000,
+        trace_steps: 40,
+        max_frames: 10_000,
+        accelerate: true,
+    }
+}
+
 /// Confirms a concrete run that reached a violation: by the SMT path check when the run is
 /// short, by a native run of the compiled program otherwise (then with the run's whole input
 /// sequence, which the abridged trace does not show) unless `native` is off.
-fn confirm_concrete(p: &Program, run: &concrete::Run, native: NativeExecution, cancel: &Cancel, stats: &mut Stats) -> Option<Decision> {
+pub(super) fn confirm_concrete(
+    p: &Program,
+    run: &concrete::Run,
+    native: NativeExecution,
+    cancel: &Cancel,
+    stats: &mut Stats,
+) -> Option<Decision> {
     if let Some(ops) = &run.ops {
         let ctxs: Vec<OpCtx> = ops.iter().map(|&(op, rec)| crate::cfa::op_ctx(p, op, rec)).collect();
         match check_path(p, &ctxs, cancel) {

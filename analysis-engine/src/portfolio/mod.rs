@@ -7,6 +7,7 @@
 //! explicit values with predicates (seed 001's CPA⁺ with dynamic precision adjustment).
 
 mod concrete;
+mod fuzz;
 mod phases;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -15,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use crate::analyses::template::TemplateResult;
 use crate::cfa::Program;
-use crate::config::{Analysis, Order, PrecisionHint, VerifyConfig};
+use crate::config::{Analysis, NativeExecution, Order, PrecisionHint, VerifyConfig};
 use crate::core::Cancel;
 use crate::properties::{properties, Property, PropertyKey};
 use crate::report::build::{self, Credits, TemplateCredit};
@@ -27,9 +28,27 @@ use crate::report::{Report, Stats};
 /// take well under a second, docs/benchmarks.md).
 const VALUE_SLICE: Duration = Duration::from_secs(1);
 
+/// The first fuzzing phase's time at most: most bugs random inputs find, they find in well
+/// under a second (docs/benchmarks.md); the analyses come next, and the fuzzer again after
+/// them with the time left.
+const FUZZ_SLICE: Duration = Duration::from_millis(500);
+/// The concrete runs' time at most when the fuzzer runs after them.
+const CONCRETE_BEFORE_FUZZ: Duration = Duration::from_millis(500);
+/// Each fuzzing phase's time without a time limit.
+const FUZZ_TIME: Duration = Duration::from_secs(2);
+/// The share of the time limit kept for the second fuzzing phase (when the program reads
+/// inputs or its first run did not finish): the last analysis stops that much earlier.
+const FUZZ_RESERVE: f64 = 0.15;
+/// Time kept back from the second fuzzing phase for the report.
+const FUZZ_MARGIN: Duration = Duration::from_millis(500);
+
 /// One phase of a run.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Phase {
+    /// Native fuzzing in the sandbox (`crate::fuzz`), in `combined` after the concrete runs
+    /// with `Shares::fuzz` of the time (at most 0.5 s); it runs again with the time kept for
+    /// it when the analyses end without deciding every property.
+    Fuzz,
     /// The program run concretely with a few input choices (bug finding); its share is
     /// `Shares::concrete`.
     Concrete,
@@ -59,6 +78,11 @@ pub fn plan(cfg: &VerifyConfig, p: &Program) -> Vec<Phase> {
     let mut phases = Vec::new();
     if cfg.concrete.runs > 0 {
         phases.push(Phase::Concrete);
+    }
+    // After the concrete runs, which cost microseconds where they find a violation: the
+    // fuzzer's compilation alone takes about 0.2 s (docs/benchmarks.md).
+    if cfg.analysis == Analysis::Combined && cfg.shares.fuzz > 0.0 && cfg.concrete.native == NativeExecution::Sandboxed {
+        phases.push(Phase::Fuzz);
     }
     match cfg.analysis {
         Analysis::Tra => phases.push(Phase::Tra),
@@ -115,6 +139,8 @@ struct Run<'a> {
     /// How many properties the last progress report decided.
     reported: usize,
     started: Instant,
+    /// The fuzzer, kept for the second fuzzing phase.
+    fuzz: fuzz::FuzzState,
 }
 
 /// Runs the configured analysis and reports on every property.
@@ -160,6 +186,7 @@ fn run_phases(program: &Program, config: &VerifyConfig, cancel: &Cancel, progres
         },
         reported: 0,
         started,
+        fuzz: fuzz::FuzzState::default(),
     };
     let phases = plan(config, program);
     let outcome = crate::smt::interruptible(&cancel, || run.execute(&phases));
@@ -195,9 +222,25 @@ impl Run<'_> {
     fn execute(&mut self, phases: &[Phase]) -> Outcome {
         for &phase in phases {
             let next = match phase {
+                Phase::Fuzz => {
+                    let budget = self.budget(self.config.shares.fuzz, FUZZ_TIME).min(FUZZ_SLICE);
+                    fuzz::run(
+                        self.program,
+                        self.config,
+                        &self.cancel,
+                        &self.props,
+                        &mut self.found,
+                        &mut self.stats,
+                        &mut self.fuzz,
+                        budget,
+                    );
+                    Next::Continue
+                }
                 Phase::Concrete => {
+                    // Long runs are the fuzzer's when it follows.
+                    let cap = phases.contains(&Phase::Fuzz).then_some(CONCRETE_BEFORE_FUZZ);
                     if !self.props.is_empty() {
-                        concrete::run(self.program, self.config, &self.cancel, &self.props, &mut self.found, &mut self.stats);
+                        concrete::run(self.program, self.config, &self.cancel, &self.props, &mut self.found, &mut self.stats, cap);
                     }
                     Next::Continue
                 }
@@ -207,10 +250,23 @@ impl Run<'_> {
                 }
                 Phase::Value(slice) => self.value(slice),
                 Phase::Templates => self.templates(),
-                Phase::Cegar => Next::Done(self.cegar(self.config.analysis, None)),
+                Phase::Cegar => {
+                    // Time is kept for a last fuzzing phase if it may still find something.
+                    let reserve = phases.contains(&Phase::Fuzz) && self.fuzz.promising();
+                    match (self.cancel.remaining_ms(), self.config.timeout) {
+                        (Some(ms), Some(total)) if reserve => {
+                            // The fuzzing runs' CPU time is not the process's own, which the
+                            // time limit measures: it is taken off here.
+                            let keep = total.mul_f64(FUZZ_RESERVE) + self.fuzz.spent;
+                            let c = self.cancel.child(Some(Duration::from_millis(ms).saturating_sub(keep)));
+                            Next::Done(self.cegar_within(&c))
+                        }
+                        _ => Next::Done(self.cegar(self.config.analysis, None)),
+                    }
+                }
             };
             if let Next::Done(outcome) = next {
-                return outcome;
+                return if phases.contains(&Phase::Fuzz) { self.fuzz_again(outcome) } else { outcome };
             }
             self.report_progress();
         }
@@ -246,6 +302,44 @@ impl Run<'_> {
         if let Some(progress) = self.progress.as_mut() {
             progress(&report);
         }
+    }
+
+    /// The second fuzzing phase, when the analyses ended with properties neither proved nor
+    /// violated and time is left: it gets that time, less what the first phase's runs took
+    /// (their CPU time is not the process's own, which the time limit measures).
+    fn fuzz_again(&mut self, mut o: Outcome) -> Outcome {
+        let open: Vec<Property> = self
+            .props
+            .iter()
+            .filter(|p| {
+                let by_templates = self.templates.as_ref().is_some_and(|t| t.proved.contains(&p.key));
+                let open = match o.decisions.get(&p.key) {
+                    Some(d) => !d.is_violated(),
+                    None => o.open_reason.is_some(),
+                };
+                open && !by_templates && !o.proved.contains(&p.key)
+            })
+            .cloned()
+            .collect();
+        if open.is_empty() || self.cancel.check().is_err() {
+            return o;
+        }
+        let budget = match self.cancel.remaining_ms() {
+            Some(ms) => Duration::from_millis(ms).saturating_sub(self.fuzz.spent + FUZZ_MARGIN),
+            None => FUZZ_TIME,
+        };
+        tracing::debug!("{} properties open after the analyses; fuzzing again for {:?}", open.len(), budget);
+        let mut found = Outcome::violations(&o.decisions);
+        let before = found.len();
+        fuzz::run(self.program, self.config, &self.cancel, &open, &mut found, &mut self.stats, &mut self.fuzz, budget);
+        if found.len() > before {
+            for (k, d) in found {
+                if open.iter().any(|p| p.key == k) && d.is_violated() {
+                    o.decisions.insert(k, d);
+                }
+            }
+        }
+        o
     }
 
     /// The budget `share` of the time left, or `fixed` without a time limit.
@@ -329,6 +423,14 @@ impl Run<'_> {
             cfg.cegar.stop_when_blocked = false;
         }
         let cancel = slice.unwrap_or(&self.cancel);
+        let r = crate::analyses::combined::cegar::run(self.program, &cfg, cancel, &mut self.stats, self.found.clone());
+        self.with_proved(r)
+    }
+
+    /// CEGAR with the configured analysis within `cancel` (a part of the time left).
+    fn cegar_within(&mut self, cancel: &Cancel) -> Outcome {
+        let mut cfg = self.config.clone();
+        cfg.reuse = self.reuse.clone();
         let r = crate::analyses::combined::cegar::run(self.program, &cfg, cancel, &mut self.stats, self.found.clone());
         self.with_proved(r)
     }
