@@ -167,6 +167,18 @@ impl Drop for TempDir {
     }
 }
 
+/// Removes this process's own `cpals-run-PID-…` folders (at exit: a job abandoned while it
+/// compiled or ran never dropped its folder).
+pub fn remove_own_temp_dirs() {
+    let own = format!("{}{}-", TEMP_PREFIX, std::process::id());
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else { return };
+    for e in entries.flatten() {
+        if e.file_name().to_str().is_some_and(|n| n.starts_with(&own)) {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
 /// Removes `cpals-run-PID-…` folders whose process is gone (a cpals killed while compiling).
 fn remove_stale(base: &Path) {
     let Ok(entries) = std::fs::read_dir(base) else { return };
