@@ -136,21 +136,6 @@ impl Drop for Shared {
 // SAFETY: the mapping is owned by `Shared` and only touched through `&self`/`&mut self`.
 unsafe impl Send for Shared {}
 
-fn c_type(t: IntTy) -> &'static str {
-    match (t.boolean, t.bits, t.signed) {
-        (true, _, _) => "_Bool",
-        (_, 8, true) => "signed char",
-        (_, 8, false) => "unsigned char",
-        (_, 16, true) => "short",
-        (_, 16, false) => "unsigned short",
-        (_, 32, true) => "int",
-        (_, 32, false) => "unsigned int",
-        (_, 64, true) => "long long",
-        (_, 64, false) => "unsigned long long",
-        _ => "int",
-    }
-}
-
 /// C source of the fuzzing harness: the input functions (from the shared memory, recording
 /// each value they return), the coverage callback, and the violation reports of
 /// [`crate::harness`] (exit status [`REACHED_STATUS`]). Its own functions are not instrumented.
@@ -239,7 +224,7 @@ CPALS_NI static void cpals_record(unsigned i, unsigned k, unsigned long long v) 
         if defined.contains(&f.name) {
             continue;
         }
-        let ct = c_type(f.ty);
+        let ct = f.ty.c_name();
         let (bits, sgn) = if f.ty.boolean { (1, 0) } else { (f.ty.bits.min(64), f.ty.signed as u8) };
         let widen = if f.ty.signed { "(unsigned long long)(long long)v" } else { "(unsigned long long)v" };
         let _ = writeln!(

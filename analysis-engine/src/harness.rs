@@ -18,21 +18,6 @@ pub const REACHED_STATUS: i32 = 86;
 /// Exit status when the program asks for more inputs than the counterexample has.
 pub const EXHAUSTED_STATUS: i32 = 87;
 
-fn c_type(t: IntTy) -> &'static str {
-    match (t.boolean, t.bits, t.signed) {
-        (true, _, _) => "_Bool",
-        (_, 8, true) => "signed char",
-        (_, 8, false) => "unsigned char",
-        (_, 16, true) => "short",
-        (_, 16, false) => "unsigned short",
-        (_, 32, true) => "int",
-        (_, 32, false) => "unsigned int",
-        (_, 64, true) => "long long",
-        (_, 64, false) => "unsigned long long",
-        _ => "int",
-    }
-}
-
 /// C source defining the input functions (each returns the next value of the sequence,
 /// converted to its type) and catching the ways a violation shows up at run time.
 /// `defined` lists the functions the program defines itself (not to be redefined).
@@ -77,7 +62,7 @@ pub fn harness_source_with(inputs: &[(String, IntTy, i128)], also: &[(String, In
         if defined.iter().any(|d| d == name) {
             continue;
         }
-        let ct = c_type(ty);
+        let ct = ty.c_name();
         let _ = writeln!(s, "{ct} {name}() {{ return ({ct})cpals_next(\"{name}\"); }}");
     }
     s.push('\n');
