@@ -172,7 +172,9 @@ async function main() {
       const r = await page.$$eval(".part.panel .monaco-list-row", (rs) =>
         rs.filter((x) => x.getBoundingClientRect().height > 0).map((x) => (x.textContent || "").replace(/\u00a0/g, " ")).filter((t) => /^\s*\d+\. /.test(t)),
       );
-      return r.length >= 8 ? r : undefined;
+      // The title line comes with the steps, but may be drawn a moment after them.
+      const title = await page.$eval(".part.panel", (p) => p.textContent || "").catch(() => "");
+      return r.length >= 8 && /counterexample with \d+ steps/.test(title) ? r : undefined;
     }, 60000).catch((e) => e.message);
     const panel = await page.$eval(".part.panel", (p) => p.textContent || "").catch(() => "");
     check("counterexample view", Array.isArray(rows) && /^\s*1\. n = __VERIFIER_nondet_int\(\)/.test(rows[0]) && /counterexample with 41 steps/.test(panel), Array.isArray(rows) ? `${rows.length} rows: ${rows[0]}` : rows);
