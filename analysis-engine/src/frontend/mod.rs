@@ -5,6 +5,7 @@
 //! where one is known.
 
 pub mod linemap;
+pub mod models;
 pub mod rewrite;
 
 use std::io::Write;
@@ -179,7 +180,26 @@ pub fn parse_within(input: &SourceInput, ilp32: bool, stop: Stop<'_>) -> Result<
             pos: linemap.pos(off),
         });
     }
-    let (pp, edits) = rewrite::rewrite(&pp);
+    let parsed = parse_text(&pp, linemap.clone(), &name)?;
+    // The C library models the unit calls, appended and parsed with it.
+    let wanted = models::needed(&parsed.unit);
+    if wanted.is_empty() {
+        return Ok(parsed);
+    }
+    let (mut pp, mut linemap) = (pp, linemap);
+    if !pp.ends_with('\n') {
+        pp.push('\n');
+    }
+    for (file, line, text) in models::units(&wanted) {
+        linemap.append(pp.len(), text, &file, line);
+        pp.push_str(text);
+    }
+    parse_text(&pp, linemap, &name)
+}
+
+/// Rewrites (`rewrite.rs`) and parses preprocessed text whose positions `linemap` maps.
+fn parse_text(pp: &str, linemap: LineMap, name: &str) -> Result<Parsed, FrontendError> {
+    let (pp, edits) = rewrite::rewrite(pp);
     let linemap = linemap.with_edits(edits);
     let config = Config::with_gcc();
     match parse_preprocessed(&config, pp) {
