@@ -85,7 +85,8 @@ pub fn load_within(input: &SourceInput, model: DataModel, opts: &cfa::build::Bui
             Err(core::Interrupt::Timeout) => Some("the time limit ran out before it finished"),
             Err(_) => Some("the job was cancelled"),
         };
-        let parsed = frontend::parse_within(&input, model == DataModel::Ilp32, &stop).map_err(LoadError::Frontend)?;
+        let parsed =
+            frontend::parse_with_flags(&input, model == DataModel::Ilp32, &opts.preprocessor_flags, &stop).map_err(LoadError::Frontend)?;
         let mut program = cfa::build::build_program_with(&parsed, model, &opts).map_err(LoadError::Build)?;
         program.source = std::sync::Arc::from(input.text.as_str());
         Ok(program)

@@ -141,6 +141,12 @@ pub type Stop<'a> = &'a dyn Fn() -> Option<&'static str>;
 /// [`parse_for`] under a job's limits: the preprocessor is stopped as soon as `stop` gives a
 /// reason (an included FIFO, a slow expansion), with an error that names it.
 pub fn parse_within(input: &SourceInput, ilp32: bool, stop: Stop<'_>) -> Result<Parsed, FrontendError> {
+    parse_with_flags(input, ilp32, &[], stop)
+}
+
+/// [`parse_within`] with the file's own preprocessor flags (`-I`, `-D`, … from a
+/// `compile_commands.json`), given to `cc -E` after cpals's own.
+pub fn parse_with_flags(input: &SourceInput, ilp32: bool, flags: &[String], stop: Stop<'_>) -> Result<Parsed, FrontendError> {
     let name = input.display_name();
     // Checked before the preprocessor runs: `cc -E` drops NUL bytes with a warning.
     if let Some(off) = input.text.find('\0') {
@@ -157,7 +163,7 @@ pub fn parse_within(input: &SourceInput, ilp32: bool, stop: Stop<'_>) -> Result<
         // A byte-order mark is dropped (it is before any column), comments are blanked.
         (rewrite::blank_comments(input.text.strip_prefix('\u{FEFF}').unwrap_or(&input.text)), false)
     } else {
-        (preprocess(input, ilp32, stop)?, true)
+        (preprocess(input, ilp32, flags, stop)?, true)
     };
     if pp.len() > MAX_PP_BYTES {
         return Err(FrontendError::TooComplex {
@@ -232,16 +238,19 @@ fn parse_text(pp: &str, linemap: LineMap, name: &str) -> Result<Parsed, Frontend
 }
 
 /// Runs `cc -E` on the buffer, naming it after its path so that the line markers point at it.
-fn preprocess(input: &SourceInput, ilp32: bool, stop: Stop<'_>) -> Result<String, FrontendError> {
+fn preprocess(input: &SourceInput, ilp32: bool, flags: &[String], stop: Stop<'_>) -> Result<String, FrontendError> {
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
     if ilp32 {
-        match preprocess_with(input, &["-m32"], stop) {
+        let mut extra = vec!["-m32"];
+        extra.extend(&flags);
+        match preprocess_with(input, &extra, stop) {
             Ok(t) => return Ok(t),
             // Without the 32-bit headers (`gnu/stubs-32.h`) the 64-bit ones are used, as before.
             Err(FrontendError::Preprocess { message, .. }) if message.contains("stubs-32") || message.contains("-m32") => {}
             Err(e) => return Err(e),
         }
     }
-    preprocess_with(input, &[], stop)
+    preprocess_with(input, &flags, stop)
 }
 
 /// Limits of one `cc -E` run: its address space and CPU time (each process of the compiler

@@ -148,6 +148,9 @@ pub struct BuildOptions {
     pub assume_in_bounds: bool,
     /// Build without the memory model (every access through a pointer over-approximated).
     pub no_memory_model: bool,
+    /// The file's own preprocessor flags (`-I`, `-D`, `-U`, `-std=`, `-include`; from a
+    /// `compile_commands.json`), given to `cc -E` after cpals's own.
+    pub preprocessor_flags: Vec<String>,
 }
 
 /// Builds the automata of a parsed translation unit (every property, the default entries).
