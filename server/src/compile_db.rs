@@ -23,6 +23,27 @@ pub fn find(file: &Path) -> Option<PathBuf> {
     None
 }
 
+/// Every file of the database at `db` with its preprocessor flags.
+pub fn entries(db: &Path) -> Result<Vec<(PathBuf, Vec<String>)>, String> {
+    let bytes = analysis_engine::frontend::read_regular_file(db).map_err(|e| format!("cannot read {}: {}", db.display(), e))?;
+    let entries: serde_json::Value =
+        serde_json::from_slice(&bytes).map_err(|e| format!("{} is not a compilation database: {}", db.display(), e))?;
+    let entries = entries.as_array().ok_or_else(|| format!("{} is not a compilation database (not a JSON array)", db.display()))?;
+    let db_dir = db.parent().unwrap_or(Path::new("."));
+    let mut out = Vec::new();
+    for e in entries {
+        let dir = e["directory"].as_str().map(|d| db_dir.join(d)).unwrap_or_else(|| db_dir.to_path_buf());
+        let Some(f) = e["file"].as_str() else { continue };
+        let args: Vec<String> = match (e["arguments"].as_array(), e["command"].as_str()) {
+            (Some(a), _) => a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect(),
+            (None, Some(c)) => split_command(c),
+            (None, None) => Vec::new(),
+        };
+        out.push((canonical(&dir.join(f)), preprocessor_flags(&args, &dir)));
+    }
+    Ok(out)
+}
+
 /// The preprocessor flags of `file`'s entry in the database at `db`; `Ok(None)` when the
 /// database has no entry for it.
 pub fn flags_for(db: &Path, file: &Path) -> Result<Option<Vec<String>>, String> {

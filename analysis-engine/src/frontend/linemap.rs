@@ -99,6 +99,31 @@ impl LineMap {
         }
     }
 
+    /// Maps text appended at `pp_offset` (at a line's start) as `other` maps it (another file
+    /// of the project, preprocessed on its own: its line markers, its headers).
+    pub fn append_map(&mut self, pp_offset: usize, other: &LineMap) {
+        let ids: Vec<u32> = other
+            .files
+            .iter()
+            .map(|f| match self.files.iter().position(|g| g == f) {
+                Some(i) => i as u32,
+                None => {
+                    self.files.push(f.clone());
+                    (self.files.len() - 1) as u32
+                }
+            })
+            .collect();
+        for e in &other.lines {
+            self.lines.push(LineEntry {
+                pp_offset: pp_offset + e.pp_offset,
+                file: ids[e.file as usize],
+                line: e.line,
+                marker: e.marker,
+                cols: e.cols.clone(),
+            });
+        }
+    }
+
     /// The source position of a byte offset of the parsed text.
     pub fn pos(&self, pp_offset: usize) -> SrcPos {
         let pp_offset = self.edits.original(pp_offset);

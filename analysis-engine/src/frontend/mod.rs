@@ -5,6 +5,7 @@
 //! where one is known.
 
 pub mod linemap;
+mod linking;
 pub mod models;
 pub mod rewrite;
 
@@ -147,6 +148,20 @@ pub fn parse_within(input: &SourceInput, ilp32: bool, stop: Stop<'_>) -> Result<
 /// [`parse_within`] with the file's own preprocessor flags (`-I`, `-D`, … from a
 /// `compile_commands.json`), given to `cc -E` after cpals's own.
 pub fn parse_with_flags(input: &SourceInput, ilp32: bool, flags: &[String], stop: Stop<'_>) -> Result<Parsed, FrontendError> {
+    parse_project(input, ilp32, flags, &[], stop)
+}
+
+/// [`parse_with_flags`] in a project: the files of `linked` (each with its own flags) that
+/// define functions the unit calls without defining them are preprocessed on their own and
+/// appended, transitively (whole-program for the file's entries). A linked file that does not
+/// preprocess or parse is left out (its functions stay external).
+pub fn parse_project(
+    input: &SourceInput,
+    ilp32: bool,
+    flags: &[String],
+    linked: &[(PathBuf, Vec<String>)],
+    stop: Stop<'_>,
+) -> Result<Parsed, FrontendError> {
     let name = input.display_name();
     // Checked before the preprocessor runs: `cc -E` drops NUL bytes with a warning.
     if let Some(off) = input.text.find('\0') {
@@ -186,13 +201,44 @@ pub fn parse_with_flags(input: &SourceInput, ilp32: bool, flags: &[String], stop
             pos: linemap.pos(off),
         });
     }
-    let parsed = parse_text(&pp, linemap.clone(), &name)?;
+    let mut parsed = parse_text(&pp, linemap.clone(), &name)?;
+    let (mut pp, mut linemap) = (pp, linemap);
+    if !linked.is_empty() {
+        let mut used = linking::undefined_calls(&parsed.unit);
+        let mut appended = false;
+        for (path, flags) in linked {
+            if used.is_empty() {
+                break;
+            }
+            let Ok(other) = SourceInput::read(path) else { continue };
+            if other.path == input.path || !used.iter().any(|n| other.text.contains(n.as_str())) {
+                continue;
+            }
+            let Ok(other_pp) = preprocess(&other, ilp32, flags, stop) else { continue };
+            let other_map = LineMap::new(&other_pp, &other.display_name(), true);
+            let Ok(other_parsed) = parse_text(&other_pp, other_map.clone(), &other.display_name()) else { continue };
+            let defined = linking::defined_functions(&other_parsed.unit);
+            if !used.iter().any(|n| defined.contains(n)) {
+                continue;
+            }
+            if !pp.ends_with('\n') {
+                pp.push('\n');
+            }
+            linemap.append_map(pp.len(), &other_map);
+            pp.push_str(&other_pp);
+            appended = true;
+            used.extend(linking::undefined_calls(&other_parsed.unit));
+            used.retain(|n| !defined.contains(n));
+        }
+        if appended {
+            parsed = parse_text(&pp, linemap.clone(), &name)?;
+        }
+    }
     // The C library models the unit calls, appended and parsed with it.
     let wanted = models::needed(&parsed.unit);
     if wanted.is_empty() {
         return Ok(parsed);
     }
-    let (mut pp, mut linemap) = (pp, linemap);
     if !pp.ends_with('\n') {
         pp.push('\n');
     }

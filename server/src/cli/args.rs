@@ -192,6 +192,9 @@ impl AnalysisArgs {
                 Some(flags) => {
                     eprintln!("cpals: {}: preprocessor flags from {}: {}", file.display(), db.display(), flags.join(" "));
                     opts.preprocessor_flags = flags;
+                    // The other files: those defining functions this one calls are linked in.
+                    let me = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
+                    opts.linked_files = crate::compile_db::entries(&db)?.into_iter().filter(|(f, _)| *f != me).collect();
                 }
                 None if self.compile_commands.is_some() => {
                     return Err(format!("{} has no entry for {}", db.display(), file.display()));

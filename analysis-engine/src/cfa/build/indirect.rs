@@ -221,6 +221,7 @@ pub fn scan(parsed: &Parsed, model: DataModel) -> Indirect {
         alloc_results: HashSet::new(),
         uses_memory: false,
         models: HashMap::new(),
+        linked: Vec::new(),
     };
     let mut defined: HashSet<String> = HashSet::new();
     // `extern` objects that may hold function pointers, and whether the file defines them.

@@ -132,6 +132,8 @@ struct ProgCx<'p> {
     /// The C library models linked into the unit ([`crate::frontend::models`]), with their own
     /// signatures (calls use them whatever the program declared).
     models: HashMap<String, Rc<FuncSig>>,
+    /// The names of the project's other files linked into the unit ([`BuildOptions::linked_files`]).
+    linked: Vec<String>,
 }
 
 /// What the automata are built for besides the data model.
@@ -151,6 +153,10 @@ pub struct BuildOptions {
     /// The file's own preprocessor flags (`-I`, `-D`, `-U`, `-std=`, `-include`; from a
     /// `compile_commands.json`), given to `cc -E` after cpals's own.
     pub preprocessor_flags: Vec<String>,
+    /// The project's other files with their flags (a compilation database): those defining
+    /// functions the file calls are linked in ([`crate::frontend::parse_project`]); their
+    /// functions are never entries.
+    pub linked_files: Vec<(std::path::PathBuf, Vec<String>)>,
 }
 
 /// Builds the automata of a parsed translation unit (every property, the default entries).
@@ -213,6 +219,7 @@ fn build_once(
         alloc_results: HashSet::new(),
         uses_memory: false,
         models: HashMap::new(),
+        linked: opts.linked_files.iter().map(|(p, _)| p.display().to_string()).collect(),
     };
     // Function ids in definition order; the start function comes last.
     let mut names = Vec::new();
@@ -346,6 +353,9 @@ fn default_roots(parsed: &Parsed, cx: &ProgCx, functions: &[Function], main: Opt
     let mut called: BTreeSet<String> = cx.address_taken_funcs.clone();
     // The library models are called by the program or not at all: never entries.
     called.extend(cx.models.keys().cloned());
+    // Neither are the functions of the project's other files.
+    let linked: HashSet<String> = cx.linked.iter().cloned().collect();
+    called.extend(functions.iter().filter(|f| linked.contains(&*f.file)).map(|f| f.name.clone()));
     // Functions the program runs without a call in the file: constructors and destructors,
     // `atexit` handlers, functions used as values (called through pointers) and aliases.
     let ind = &cx.indirect;
