@@ -194,6 +194,9 @@ pub enum Imprecision {
     Callback,
     /// A read of a `volatile` object, which may change at any time.
     Volatile,
+    /// The result of a library comparison (`strcmp`, `memcmp`) that is not 0: only its sign is
+    /// specified, so it is exact only where it is compared with 0.
+    Sign,
     Other,
 }
 
@@ -211,6 +214,7 @@ impl Imprecision {
             Imprecision::FunctionPointer => "call through a function pointer (any function whose address is taken)",
             Imprecision::Callback => "callback an external function may call (any number of times, any arguments)",
             Imprecision::Volatile => "read of a volatile object (it may change at any time)",
+            Imprecision::Sign => "result of a comparison function (only its sign is specified)",
             Imprecision::Other => "construct modelled as any value",
         }
     }

@@ -85,8 +85,24 @@ pub fn load_within(input: &SourceInput, model: DataModel, opts: &cfa::build::Bui
             Err(core::Interrupt::Timeout) => Some("the time limit ran out before it finished"),
             Err(_) => Some("the job was cancelled"),
         };
-        let parsed = frontend::parse_within(&input, model == DataModel::Ilp32, &stop).map_err(LoadError::Frontend)?;
-        let mut program = cfa::build::build_program_with(&parsed, model, &opts).map_err(LoadError::Build)?;
+        let ilp32 = model == DataModel::Ilp32;
+        let build = |linked: &[(std::path::PathBuf, Vec<String>)]| -> Result<Program, LoadError> {
+            let parsed = frontend::parse_project(&input, ilp32, &opts.preprocessor_flags, linked, &stop).map_err(LoadError::Frontend)?;
+            cfa::build::build_program_with(&parsed, model, &opts).map_err(LoadError::Build)
+        };
+        let mut program = match build(&opts.linked_files) {
+            Ok(p) => p,
+            // The project's other files conflict with this one (a `static` function of the same
+            // name, another `main`): verified without them, as a note says.
+            Err(e) if !opts.linked_files.is_empty() => {
+                let mut p = build(&[])?;
+                let pos = cfa::SrcRange { file: p.file.clone(), line: 1, col: 1, end_line: 1, end_col: 1 };
+                let message = format!("the project's other files are not linked (their functions are external): {}", e);
+                p.notes.insert(0, cfa::BuildNote { pos, message });
+                p
+            }
+            Err(e) => return Err(e),
+        };
         program.source = std::sync::Arc::from(input.text.as_str());
         Ok(program)
     });

@@ -76,6 +76,10 @@ pub fn properties(p: &Program) -> Vec<Property> {
                         // which has no source: its property is shown at the check itself.
                         let (function, range, condition) = if g == p.start {
                             (f, target_range(p, f, target), target.condition.clone())
+                        } else if crate::frontend::models::is_model_file(&p.func(f).file) {
+                            // A library model's access, at the program's call: which one it is.
+                            let what = target.condition.as_ref().map(|c| format!("{} in `{}`", c, p.func(f).name));
+                            (g, p.func(g).abs(e.span), what)
                         } else {
                             (g, p.func(g).abs(e.span), None)
                         };

@@ -205,6 +205,10 @@ fn segments(prop: &PropertyReport, program: &Program, task: &Task) -> Result<Vec
     let mut prev: Option<&TraceStep> = None;
     let steps: &[TraceStep] = if crate::evidence::abridged(&prop.trace) { &[] } else { &prop.trace };
     for step in steps {
+        // Steps in another file (a C library model's) have no waypoint in the task's file.
+        if *step.range.file != *program.file {
+            continue;
+        }
         let repeat = prev.is_some_and(|q| q.range == step.range && q.kind == step.kind);
         same_range = if repeat { same_range + 1 } else { 0 };
         prev = Some(step);
@@ -252,6 +256,10 @@ fn target_location(prop: &PropertyReport, program: &Program) -> (u32, u32, Strin
         if last.function != prop.function {
             if let Some(&f) = program.by_name.get(&last.function) {
                 let func = program.func(f);
+                if analysis_engine::frontend::models::is_model_file(&func.file) {
+                    // A C library model's check: the violation is the program's call.
+                    return (prop.range.line, prop.range.col, prop.function.clone());
+                }
                 let targets: Vec<_> = func.cfa.targets.iter().collect();
                 let pick = targets.iter().find(|t| t.kind == TargetKind::ReachError).or_else(|| targets.first());
                 if let Some(t) = pick {

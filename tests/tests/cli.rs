@@ -584,3 +584,31 @@ fn only_regular_files_are_read() {
         assert!(o.stderr.contains(&format!("it is {what}")), "{}", o.stderr);
     }
 }
+
+/// A project with a compilation database (issue 23, Build 4): `src/main.c` includes a header
+/// from an `-I` folder and uses a `-D` macro; the database is found as clangd finds it (in a
+/// parent folder) or named with `--compile-commands`, and a database without an entry for the
+/// file is an error when named. `clamp`, defined in the project's other file, is linked in: an
+/// assertion on its result is proved, another fails with a trace through it.
+#[test]
+fn a_project_is_verified_with_its_compilation_database() {
+    let project = root().join("tests/projects/three-files");
+    let main = project.join("src/main.c").display().to_string();
+    let found = cpals(&["check", "--timeout", "30", "--json", &main], Duration::from_secs(240));
+    assert_eq!(found.code, Some(1), "{}{}", found.stdout, found.stderr);
+    assert!(found.stderr.contains("preprocessor flags from") && found.stderr.contains("-DLIMIT=8"), "{}", found.stderr);
+    let report: serde_json::Value = serde_json::from_str(&found.stdout).expect("JSON report");
+    let property =
+        |line: u64| report["properties"].as_array().unwrap().iter().find(|p| p["line"] == line && p["kind"] == "assert").unwrap().clone();
+    let verdicts = [14, 15, 17, 19].map(|l| property(l)["verdict"].as_str().unwrap_or_default().to_string());
+    assert_eq!(verdicts, ["true", "true", "true", "false"], "{}", found.stdout);
+    let through_clamp = property(19)["trace"].as_array().unwrap().iter().any(|s| s["text"].as_str().unwrap_or_default().contains("x > 8"));
+    assert!(through_clamp, "the counterexample goes through `clamp`: {}", found.stdout);
+    let db = project.join("compile_commands.json").display().to_string();
+    let named = cpals(&["check", "--timeout", "30", "--compile-commands", &db, &main], Duration::from_secs(240));
+    assert_eq!(named.code, Some(1), "{}{}", named.stdout, named.stderr);
+    let other = temp_file("not-in-db.c", b"int main(void) { return 0; }\n");
+    let missing = cpals(&["check", "--timeout", "30", "--compile-commands", &db, &other], Duration::from_secs(60));
+    assert_eq!(missing.code, Some(3), "{}", missing.stderr);
+    assert!(missing.stderr.contains("has no entry for"), "{}", missing.stderr);
+}

@@ -27,7 +27,7 @@ const ENGINE: &[&[&str]] = &[
 /// The server's modules, bottom up (docs/architecture.md, "Layers").
 const SERVER: &[&[&str]] = &[
     // What cpals says about a verdict, and the formats it writes.
-    &["messages", "json", "yaml", "invariant_text"],
+    &["messages", "json", "yaml", "invariant_text", "compile_db"],
     &["evidence", "html::layout", "sarif"],
     &["witness", "html"],
     // The language server, from positions up to the transport.

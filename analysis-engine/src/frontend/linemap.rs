@@ -81,6 +81,49 @@ impl LineMap {
         self
     }
 
+    /// Maps the lines of `text`, appended to the mapped text at `pp_offset` (the end of what is
+    /// mapped so far, at a line's start), to `file` from line `first_line` on (the C library
+    /// models, [`super::models`]).
+    pub fn append(&mut self, pp_offset: usize, text: &str, file: &str, first_line: u32) {
+        let idx = match self.files.iter().position(|f| &**f == file) {
+            Some(i) => i as u32,
+            None => {
+                self.files.push(Arc::from(file));
+                (self.files.len() - 1) as u32
+            }
+        };
+        let mut offset = pp_offset;
+        for (k, raw) in text.split_inclusive('\n').enumerate() {
+            self.lines.push(LineEntry { pp_offset: offset, file: idx, line: first_line + k as u32, marker: false, cols: None });
+            offset += raw.len();
+        }
+    }
+
+    /// Maps text appended at `pp_offset` (at a line's start) as `other` maps it (another file
+    /// of the project, preprocessed on its own: its line markers, its headers).
+    pub fn append_map(&mut self, pp_offset: usize, other: &LineMap) {
+        let ids: Vec<u32> = other
+            .files
+            .iter()
+            .map(|f| match self.files.iter().position(|g| g == f) {
+                Some(i) => i as u32,
+                None => {
+                    self.files.push(f.clone());
+                    (self.files.len() - 1) as u32
+                }
+            })
+            .collect();
+        for e in &other.lines {
+            self.lines.push(LineEntry {
+                pp_offset: pp_offset + e.pp_offset,
+                file: ids[e.file as usize],
+                line: e.line,
+                marker: e.marker,
+                cols: e.cols.clone(),
+            });
+        }
+    }
+
     /// The source position of a byte offset of the parsed text.
     pub fn pos(&self, pp_offset: usize) -> SrcPos {
         let pp_offset = self.edits.original(pp_offset);

@@ -5,6 +5,8 @@
 //! where one is known.
 
 pub mod linemap;
+mod linking;
+pub mod models;
 pub mod rewrite;
 
 use std::io::Write;
@@ -140,6 +142,26 @@ pub type Stop<'a> = &'a dyn Fn() -> Option<&'static str>;
 /// [`parse_for`] under a job's limits: the preprocessor is stopped as soon as `stop` gives a
 /// reason (an included FIFO, a slow expansion), with an error that names it.
 pub fn parse_within(input: &SourceInput, ilp32: bool, stop: Stop<'_>) -> Result<Parsed, FrontendError> {
+    parse_with_flags(input, ilp32, &[], stop)
+}
+
+/// [`parse_within`] with the file's own preprocessor flags (`-I`, `-D`, … from a
+/// `compile_commands.json`), given to `cc -E` after cpals's own.
+pub fn parse_with_flags(input: &SourceInput, ilp32: bool, flags: &[String], stop: Stop<'_>) -> Result<Parsed, FrontendError> {
+    parse_project(input, ilp32, flags, &[], stop)
+}
+
+/// [`parse_with_flags`] in a project: the files of `linked` (each with its own flags) that
+/// define functions the unit calls without defining them are preprocessed on their own and
+/// appended, transitively (whole-program for the file's entries). A linked file that does not
+/// preprocess or parse is left out (its functions stay external).
+pub fn parse_project(
+    input: &SourceInput,
+    ilp32: bool,
+    flags: &[String],
+    linked: &[(PathBuf, Vec<String>)],
+    stop: Stop<'_>,
+) -> Result<Parsed, FrontendError> {
     let name = input.display_name();
     // Checked before the preprocessor runs: `cc -E` drops NUL bytes with a warning.
     if let Some(off) = input.text.find('\0') {
@@ -156,7 +178,7 @@ pub fn parse_within(input: &SourceInput, ilp32: bool, stop: Stop<'_>) -> Result<
         // A byte-order mark is dropped (it is before any column), comments are blanked.
         (rewrite::blank_comments(input.text.strip_prefix('\u{FEFF}').unwrap_or(&input.text)), false)
     } else {
-        (preprocess(input, ilp32, stop)?, true)
+        (preprocess(input, ilp32, flags, stop)?, true)
     };
     if pp.len() > MAX_PP_BYTES {
         return Err(FrontendError::TooComplex {
@@ -179,7 +201,57 @@ pub fn parse_within(input: &SourceInput, ilp32: bool, stop: Stop<'_>) -> Result<
             pos: linemap.pos(off),
         });
     }
-    let (pp, edits) = rewrite::rewrite(&pp);
+    let mut parsed = parse_text(&pp, linemap.clone(), &name)?;
+    let (mut pp, mut linemap) = (pp, linemap);
+    if !linked.is_empty() {
+        let mut used = linking::undefined_calls(&parsed.unit);
+        let mut appended = false;
+        for (path, flags) in linked {
+            if used.is_empty() {
+                break;
+            }
+            let Ok(other) = SourceInput::read(path) else { continue };
+            if other.path == input.path || !used.iter().any(|n| other.text.contains(n.as_str())) {
+                continue;
+            }
+            let Ok(other_pp) = preprocess(&other, ilp32, flags, stop) else { continue };
+            let other_map = LineMap::new(&other_pp, &other.display_name(), true);
+            let Ok(other_parsed) = parse_text(&other_pp, other_map.clone(), &other.display_name()) else { continue };
+            let defined = linking::defined_functions(&other_parsed.unit);
+            if !used.iter().any(|n| defined.contains(n)) {
+                continue;
+            }
+            if !pp.ends_with('\n') {
+                pp.push('\n');
+            }
+            linemap.append_map(pp.len(), &other_map);
+            pp.push_str(&other_pp);
+            appended = true;
+            used.extend(linking::undefined_calls(&other_parsed.unit));
+            used.retain(|n| !defined.contains(n));
+        }
+        if appended {
+            parsed = parse_text(&pp, linemap.clone(), &name)?;
+        }
+    }
+    // The C library models the unit calls, appended and parsed with it.
+    let wanted = models::needed(&parsed.unit);
+    if wanted.is_empty() {
+        return Ok(parsed);
+    }
+    if !pp.ends_with('\n') {
+        pp.push('\n');
+    }
+    for (file, line, text) in models::units(&wanted) {
+        linemap.append(pp.len(), text, &file, line);
+        pp.push_str(text);
+    }
+    parse_text(&pp, linemap, &name)
+}
+
+/// Rewrites (`rewrite.rs`) and parses preprocessed text whose positions `linemap` maps.
+fn parse_text(pp: &str, linemap: LineMap, name: &str) -> Result<Parsed, FrontendError> {
+    let (pp, edits) = rewrite::rewrite(pp);
     let linemap = linemap.with_edits(edits);
     let config = Config::with_gcc();
     match parse_preprocessed(&config, pp) {
@@ -212,16 +284,19 @@ pub fn parse_within(input: &SourceInput, ilp32: bool, stop: Stop<'_>) -> Result<
 }
 
 /// Runs `cc -E` on the buffer, naming it after its path so that the line markers point at it.
-fn preprocess(input: &SourceInput, ilp32: bool, stop: Stop<'_>) -> Result<String, FrontendError> {
+fn preprocess(input: &SourceInput, ilp32: bool, flags: &[String], stop: Stop<'_>) -> Result<String, FrontendError> {
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
     if ilp32 {
-        match preprocess_with(input, &["-m32"], stop) {
+        let mut extra = vec!["-m32"];
+        extra.extend(&flags);
+        match preprocess_with(input, &extra, stop) {
             Ok(t) => return Ok(t),
             // Without the 32-bit headers (`gnu/stubs-32.h`) the 64-bit ones are used, as before.
             Err(FrontendError::Preprocess { message, .. }) if message.contains("stubs-32") || message.contains("-m32") => {}
             Err(e) => return Err(e),
         }
     }
-    preprocess_with(input, &[], stop)
+    preprocess_with(input, &flags, stop)
 }
 
 /// Limits of one `cc -E` run: its address space and CPU time (each process of the compiler

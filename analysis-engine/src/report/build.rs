@@ -257,12 +257,18 @@ pub fn loop_invariants(p: &Program, inv: &Annotations, source: InvariantSource) 
     out
 }
 
+/// Whether a function is one of the C library models linked into the program: its loop
+/// invariants and dead code are the model's, not the user's, and are not reported.
+fn in_library_model(p: &Program, f: crate::ir::FuncId) -> bool {
+    crate::frontend::models::is_model_file(&p.func(f).file)
+}
+
 /// Code no explored state reaches, in functions the analysis entered.
 pub fn unreachable_code(p: &Program, reached: &HashSet<Loc>) -> Vec<SrcRange> {
     let funcs: BTreeSet<_> = reached.iter().map(|l| l.func).collect();
     let mut out: Vec<SrcRange> = Vec::new();
     for f in funcs {
-        if f == p.start {
+        if f == p.start || in_library_model(p, f) {
             continue;
         }
         let func = p.func(f);
@@ -419,7 +425,7 @@ pub fn assemble(p: &Program, props: &[Property], run: Outcome, credits: Credits,
         file: p.file.to_string(),
         verdict: Report::file_verdict(&properties, p.properties),
         properties,
-        invariants: invariants.iter().map(|i| invariant_report(p, i)).collect(),
+        invariants: invariants.iter().filter(|i| !in_library_model(p, i.func)).map(|i| invariant_report(p, i)).collect(),
         unreachable: run.reached.as_ref().map(|r| unreachable_code(p, r)).unwrap_or_default(),
         analysis: credits.analysis,
         semantics,
@@ -449,7 +455,7 @@ pub fn assemble_templates(p: &Program, props: &[Property], run: Outcome, analysi
         file: p.file.to_string(),
         verdict: Report::file_verdict(&properties, p.properties),
         properties,
-        invariants: run.invariants.iter().map(|i| invariant_report(p, i)).collect(),
+        invariants: run.invariants.iter().filter(|i| !in_library_model(p, i.func)).map(|i| invariant_report(p, i)).collect(),
         unreachable: Vec::new(),
         analysis,
         semantics,

@@ -71,19 +71,29 @@ fn allocation() -> Option<Taint> {
     tainted_by(Imprecision::Allocation.describe())
 }
 
+/// The taint of a comparison function's result ([`Imprecision::Sign`]): exact as long as it is
+/// only compared with 0.
+fn sign_only() -> Option<Taint> {
+    tainted_by(Imprecision::Sign.describe())
+}
+
 /// The taint of a value computed from others: an allocation's address used in arithmetic or
-/// compared with anything but null is an unknown address.
+/// compared with anything but null is an unknown address; arithmetic on a comparison's result
+/// depends on its unspecified magnitude.
 fn computed(t: Option<Taint>) -> Option<Taint> {
     if t == allocation() {
         tainted_by(Imprecision::Address.describe())
+    } else if t == sign_only() {
+        tainted_by("value computed from the result of a comparison function (only its sign is specified)")
     } else {
         t
     }
 }
 
-/// The taint of a null test of a value: none for an allocation's address.
+/// The taint of a null test of a value: none for an allocation's address or a comparison's
+/// result (whether it is 0 is exact).
 fn null_test(t: Option<Taint>) -> Option<Taint> {
-    if t == allocation() {
+    if t == allocation() || t == sign_only() {
         None
     } else {
         t
@@ -534,6 +544,15 @@ impl<'p> Encoder<'p> {
 
     /// The taint of `a op b`: none from an allocation's address compared with null.
     fn operation_taint(&self, op: BinOp, a: &Expr, b: &Expr, x: &Term, y: &Term) -> Option<Taint> {
+        if op.is_comparison() {
+            // A comparison's result against 0: its sign is exact.
+            if is_null_constant(b) && x.taint == sign_only() {
+                return y.taint.clone();
+            }
+            if is_null_constant(a) && y.taint == sign_only() {
+                return x.taint.clone();
+            }
+        }
         if matches!(op, BinOp::Eq | BinOp::Ne) {
             if is_null_constant(b) {
                 return join(null_test(x.taint.clone()), y.taint.clone());

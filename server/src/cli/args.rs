@@ -59,6 +59,11 @@ pub struct AnalysisArgs {
     /// through a pointer is any value and a write havocs addressable memory, as before it).
     #[arg(long, value_enum, default_value_t = MemoryModel::On)]
     pub memory: MemoryModel,
+    /// A compilation database (`compile_commands.json`) whose entry for the file gives its
+    /// include paths, defines and language standard; by default the one clangd would find
+    /// (the file's folder and its parents, each also with a `build/` subfolder).
+    #[arg(long, value_name = "FILE")]
+    pub compile_commands: Option<std::path::PathBuf>,
     /// Whether a counterexample too long for the SMT path check may be confirmed by running
     /// the program natively: sandboxed (compiled with `cc` and run under a seccomp filter that
     /// allows no files, processes or network, with CPU and memory limits; the default) or off
@@ -168,6 +173,34 @@ impl AnalysisArgs {
         }
         if let Some(f) = &self.function {
             opts.entry = Some(f.clone());
+        }
+        Ok(opts)
+    }
+}
+
+impl AnalysisArgs {
+    /// [`Self::build`] for `file`: with the preprocessor flags of its entry in the compilation
+    /// database (`--compile-commands`, or the one found as clangd finds it), said on stderr.
+    pub fn build_for(&self, file: &Path) -> Result<BuildOptions, String> {
+        let mut opts = self.build()?;
+        let db = match &self.compile_commands {
+            Some(db) => Some(db.clone()),
+            None => crate::compile_db::find(file),
+        };
+        if let Some(db) = db {
+            match crate::compile_db::flags_for(&db, file)? {
+                Some(flags) => {
+                    eprintln!("cpals: {}: preprocessor flags from {}: {}", file.display(), db.display(), flags.join(" "));
+                    opts.preprocessor_flags = flags;
+                    // The other files: those defining functions this one calls are linked in.
+                    let me = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
+                    opts.linked_files = crate::compile_db::entries(&db)?.into_iter().filter(|(f, _)| *f != me).collect();
+                }
+                None if self.compile_commands.is_some() => {
+                    return Err(format!("{} has no entry for {}", db.display(), file.display()));
+                }
+                None => {}
+            }
         }
         Ok(opts)
     }

@@ -122,7 +122,7 @@ pub fn run(file: &Path, args: &AnalysisArgs, out: &Outputs) -> i32 {
             return EXIT_ERROR;
         }
     };
-    let opts = match args.build() {
+    let opts = match args.build_for(file) {
         Ok(o) => o,
         Err(e) => {
             eprintln!("cpals: {}", e);

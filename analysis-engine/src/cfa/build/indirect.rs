@@ -220,6 +220,8 @@ pub fn scan(parsed: &Parsed, model: DataModel) -> Indirect {
         escaped_keys: HashSet::new(),
         alloc_results: HashSet::new(),
         uses_memory: false,
+        models: HashMap::new(),
+        linked: Vec::new(),
     };
     let mut defined: HashSet<String> = HashSet::new();
     // `extern` objects that may hold function pointers, and whether the file defines them.

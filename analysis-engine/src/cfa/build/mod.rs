@@ -129,6 +129,11 @@ struct ProgCx<'p> {
     /// Whether the program reads or writes through pointers or allocates (a first build
     /// without the memory model notes it: the second build then uses the model).
     uses_memory: bool,
+    /// The C library models linked into the unit ([`crate::frontend::models`]), with their own
+    /// signatures (calls use them whatever the program declared).
+    models: HashMap<String, Rc<FuncSig>>,
+    /// The names of the project's other files linked into the unit ([`BuildOptions::linked_files`]).
+    linked: Vec<String>,
 }
 
 /// What the automata are built for besides the data model.
@@ -145,6 +150,13 @@ pub struct BuildOptions {
     pub assume_in_bounds: bool,
     /// Build without the memory model (every access through a pointer over-approximated).
     pub no_memory_model: bool,
+    /// The file's own preprocessor flags (`-I`, `-D`, `-U`, `-std=`, `-include`; from a
+    /// `compile_commands.json`), given to `cc -E` after cpals's own.
+    pub preprocessor_flags: Vec<String>,
+    /// The project's other files with their flags (a compilation database): those defining
+    /// functions the file calls are linked in ([`crate::frontend::parse_project`]); their
+    /// functions are never entries.
+    pub linked_files: Vec<(std::path::PathBuf, Vec<String>)>,
 }
 
 /// Builds the automata of a parsed translation unit (every property, the default entries).
@@ -206,6 +218,8 @@ fn build_once(
         escaped_keys: HashSet::new(),
         alloc_results: HashSet::new(),
         uses_memory: false,
+        models: HashMap::new(),
+        linked: opts.linked_files.iter().map(|(p, _)| p.display().to_string()).collect(),
     };
     // Function ids in definition order; the start function comes last.
     let mut names = Vec::new();
@@ -217,6 +231,17 @@ fn build_once(
                 }
                 cx.func_ids.insert(name.clone(), FuncId(names.len() as u32));
                 names.push(name);
+            }
+        }
+    }
+    // The library models' signatures (builtin types only), known before any call of them.
+    for ext in &parsed.unit.0 {
+        if let ExternalDeclaration::FunctionDefinition(fd) = &ext.node {
+            if crate::frontend::models::is_model_file(&cx.pos(fd.span).file) {
+                let base = cx.decl_base_type(&fd.node.specifiers, fd.span)?;
+                if let (Some(name), CType::Func(sig), _) = cx.declarator(base, &fd.node.declarator.node)? {
+                    cx.models.insert(name, sig);
+                }
             }
         }
     }
@@ -326,6 +351,11 @@ fn default_roots(parsed: &Parsed, cx: &ProgCx, functions: &[Function], main: Opt
         }
     }
     let mut called: BTreeSet<String> = cx.address_taken_funcs.clone();
+    // The library models are called by the program or not at all: never entries.
+    called.extend(cx.models.keys().cloned());
+    // Neither are the functions of the project's other files.
+    let linked: HashSet<String> = cx.linked.iter().cloned().collect();
+    called.extend(functions.iter().filter(|f| linked.contains(&*f.file)).map(|f| f.name.clone()));
     // Functions the program runs without a call in the file: constructors and destructors,
     // `atexit` handlers, functions used as values (called through pointers) and aliases.
     let ind = &cx.indirect;
@@ -779,7 +809,9 @@ impl<'p> ProgCx<'p> {
             let mut b = func::FnBuilder { cx: self, st: &mut st };
             b.body(def, &sig, pnames.unwrap_or_default())?;
         }
-        let cfa = st.finish(self)?;
+        let mut cfa = st.finish(self)?;
+        // A library model's properties (its accesses) are shown at each call, as a helper's.
+        cfa.assert_helper |= self.models.contains_key(&name);
         Ok(Function { name, cfa: Arc::new(cfa), file: fn_file, first_line: start_pos.line })
     }
 }

@@ -189,6 +189,10 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             }
             return Ok(Some(v));
         }
+        if name == "__cpals_unspecified_int" && call.arguments.is_empty() && self.cx.models.contains_key("__cpals_compare_result") {
+            // The library models' value of which only a sign is specified (`__cpals_compare_result`).
+            return Ok(Some(self.unknown_of(&CType::Int(IntTy::INT), Imprecision::Sign)));
+        }
         if matches!(name, "abs" | "labs" | "llabs") && call.arguments.len() == 1 && !self.cx.func_ids.contains_key(name) {
             return self.abs(name, &call.arguments[0]).map(Some);
         }

@@ -142,10 +142,39 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         if let Some(v) = self.call_builtin(&name, call, span)? {
             return Ok(v);
         }
+        let mut sig = sig;
+        if let Some(model) = self.cx.models.get(&name).cloned() {
+            // A library model is used with the memory model only (without it, every read in it
+            // would be any value), and a byte-wise one only on pointers to bytes. Elsewhere the
+            // call is an external's, as without the model.
+            let applies = self.memory_on() && (!crate::frontend::models::bytes_only(&name) || self.byte_pointers(call)?);
+            if !applies {
+                // The second build (with memory) uses the model.
+                self.cx.uses_memory = true;
+                if self.st.dry == 0 {
+                    self.cx.externals.insert(name.clone());
+                }
+                return self.call_external(name, sig, call, span, dest);
+            }
+            sig = Some(model);
+        }
         if let Some(&callee) = self.cx.func_ids.get(&name) {
             return self.call_defined(callee, &name, sig, call, span, dest);
         }
         self.call_external(name, sig, call, span, dest)
+    }
+
+    /// Whether every pointer (or array) argument of a call points to bytes (`char`, `signed
+    /// char`, `unsigned char`), as a byte-wise library model needs ([`crate::frontend::models`]).
+    fn byte_pointers(&mut self, call: &CallExpression) -> BResult<bool> {
+        for a in &call.arguments {
+            if let CType::Ptr(p) | CType::Array(p, _) = self.type_of(a)? {
+                if !matches!(*p, CType::Int(t) if t.bits == 8 && !t.boolean) {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
     }
 
     /// The name of the called function, unless the callee is an object (a function pointer).

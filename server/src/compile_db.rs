@@ -1,0 +1,164 @@
+//! Projects with a compilation database (issue 23, Build 4): `compile_commands.json` found as
+//! clangd finds it (the file's folder and its parents, each also with a `build/` subfolder) or
+//! named with `--compile-commands`, and the preprocessor flags of a file's entry in it (`-I`,
+//! `-isystem`, `-iquote`, `-D`, `-U`, `-std=`, `-include`; relative paths resolved against the
+//! entry's `directory`). Other flags (optimisation, warnings, output) do not change what the
+//! program means to the analysis and are left out.
+
+use std::path::{Path, PathBuf};
+
+/// The database for `file`: `compile_commands.json` in its folder or a parent's, or in a
+/// `build/` subfolder of one of them, nearest first.
+pub fn find(file: &Path) -> Option<PathBuf> {
+    let abs = std::path::absolute(file).ok()?;
+    let mut dir = abs.parent();
+    while let Some(d) = dir {
+        for candidate in [d.join("compile_commands.json"), d.join("build").join("compile_commands.json")] {
+            if candidate.is_file() {
+                return Some(candidate);
+            }
+        }
+        dir = d.parent();
+    }
+    None
+}
+
+/// Every file of the database at `db` with its preprocessor flags.
+pub fn entries(db: &Path) -> Result<Vec<(PathBuf, Vec<String>)>, String> {
+    let bytes = analysis_engine::frontend::read_regular_file(db).map_err(|e| format!("cannot read {}: {}", db.display(), e))?;
+    let entries: serde_json::Value =
+        serde_json::from_slice(&bytes).map_err(|e| format!("{} is not a compilation database: {}", db.display(), e))?;
+    let entries = entries.as_array().ok_or_else(|| format!("{} is not a compilation database (not a JSON array)", db.display()))?;
+    let db_dir = db.parent().unwrap_or(Path::new("."));
+    let mut out = Vec::new();
+    for e in entries {
+        let dir = e["directory"].as_str().map(|d| db_dir.join(d)).unwrap_or_else(|| db_dir.to_path_buf());
+        let Some(f) = e["file"].as_str() else { continue };
+        let args: Vec<String> = match (e["arguments"].as_array(), e["command"].as_str()) {
+            (Some(a), _) => a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect(),
+            (None, Some(c)) => split_command(c),
+            (None, None) => Vec::new(),
+        };
+        out.push((canonical(&dir.join(f)), preprocessor_flags(&args, &dir)));
+    }
+    Ok(out)
+}
+
+/// The preprocessor flags of `file`'s entry in the database at `db`; `Ok(None)` when the
+/// database has no entry for it.
+pub fn flags_for(db: &Path, file: &Path) -> Result<Option<Vec<String>>, String> {
+    let bytes = analysis_engine::frontend::read_regular_file(db).map_err(|e| format!("cannot read {}: {}", db.display(), e))?;
+    let entries: serde_json::Value =
+        serde_json::from_slice(&bytes).map_err(|e| format!("{} is not a compilation database: {}", db.display(), e))?;
+    let entries = entries.as_array().ok_or_else(|| format!("{} is not a compilation database (not a JSON array)", db.display()))?;
+    let db_dir = db.parent().unwrap_or(Path::new("."));
+    let want = canonical(file);
+    for e in entries {
+        let dir = e["directory"].as_str().map(|d| db_dir.join(d)).unwrap_or_else(|| db_dir.to_path_buf());
+        let Some(f) = e["file"].as_str() else { continue };
+        if canonical(&dir.join(f)) != want {
+            continue;
+        }
+        let args: Vec<String> = match (e["arguments"].as_array(), e["command"].as_str()) {
+            (Some(a), _) => a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect(),
+            (None, Some(c)) => split_command(c),
+            (None, None) => Vec::new(),
+        };
+        return Ok(Some(preprocessor_flags(&args, &dir)));
+    }
+    Ok(None)
+}
+
+fn canonical(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()))
+}
+
+/// The flags of a compiler command line that the preprocessor needs, with relative paths made
+/// absolute against `dir`.
+fn preprocessor_flags(args: &[String], dir: &Path) -> Vec<String> {
+    let path = |p: &str| dir.join(p).display().to_string();
+    let mut out = Vec::new();
+    let mut i = 1; // args[0] is the compiler
+    while i < args.len() {
+        let a = args[i].as_str();
+        let next = args.get(i + 1).map(String::as_str);
+        let with_path = ["-I", "-isystem", "-iquote", "-include"];
+        if let Some(flag) = with_path.iter().find(|f| a == **f) {
+            if let Some(p) = next {
+                out.push(flag.to_string());
+                out.push(path(p));
+                i += 2;
+                continue;
+            }
+        } else if let Some(p) = a.strip_prefix("-I").filter(|p| !p.is_empty()) {
+            out.push(format!("-I{}", path(p)));
+        } else if a == "-D" || a == "-U" {
+            if let Some(d) = next {
+                out.push(format!("{a}{d}"));
+                i += 2;
+                continue;
+            }
+        } else if a.starts_with("-D") || a.starts_with("-U") || a.starts_with("-std=") {
+            out.push(a.to_string());
+        }
+        i += 1;
+    }
+    out
+}
+
+/// A `command` string split into words as a POSIX shell would for plain words, quotes and
+/// backslashes (no expansions).
+fn split_command(c: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut in_word = false;
+    let mut chars = c.chars();
+    let mut quote: Option<char> = None;
+    while let Some(ch) = chars.next() {
+        match (quote, ch) {
+            (Some(q), c2) if c2 == q => quote = None,
+            (Some('"'), '\\') => {
+                if let Some(n) = chars.next() {
+                    cur.push(n);
+                }
+            }
+            (Some(_), c2) => cur.push(c2),
+            (None, '"' | '\'') => {
+                quote = Some(ch);
+                in_word = true;
+            }
+            (None, '\\') => {
+                if let Some(n) = chars.next() {
+                    cur.push(n);
+                    in_word = true;
+                }
+            }
+            (None, c2) if c2.is_whitespace() => {
+                if in_word {
+                    out.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            (None, c2) => {
+                cur.push(c2);
+                in_word = true;
+            }
+        }
+    }
+    if in_word {
+        out.push(cur);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_are_split_and_filtered() {
+        let args = split_command(r#"gcc -O2 -Iinclude -I /abs -DNAME="a b" -D X=1 -UY -std=c99 -Wall -c src/main.c -o main.o"#);
+        let flags = preprocessor_flags(&args, Path::new("/proj"));
+        assert_eq!(flags, ["-I/proj/include", "-I", "/abs", "-DNAME=a b", "-DX=1", "-UY", "-std=c99"]);
+    }
+}
