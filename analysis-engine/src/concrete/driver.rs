@@ -285,12 +285,12 @@ impl<'r> Runner<'r> {
                 self.m.write(lhs, None)?;
             }
             Stmt::InitArray { var, zero } => {
-                if !*zero {
-                    return Err(Stop("an array with arbitrary contents".into()));
-                }
+                // Zeros, or arbitrary contents (an uninitialised array, fresh heap cells): a
+                // read of a cell not written since then stops the run, as a read of an
+                // uninitialised scalar does.
                 let a = self.m.array_mut(*var);
                 a.cells.clear();
-                a.default = Some(0);
+                a.default = zero.then_some(0);
             }
             Stmt::HavocMemory(why) => return Err(Stop(why.describe().into())),
             Stmt::Unsupported(what) => return Err(Stop(format!("{} is not modelled", what))),
