@@ -131,24 +131,30 @@ impl<'p> Machine<'p> {
             t.prev_affine = None;
         }
         let mut result = None;
-        if t.clean && delta_ok && t.has_prev_delta && same_path && t.delta == t.prev_delta && !t.path.is_empty() {
-            if t.delta.iter().any(|&x| x != 0) && *t.prev_affine.get_or_insert_with(|| plan.is_affine(p, func, &t.path)) {
-                let k = max_jump(p, func, &t.path, &t.now, &t.delta, nlocals, &mut t.scratch);
-                if k >= 16 {
-                    let mut changed = Vec::new();
-                    for (i, x) in t.now.iter_mut().enumerate() {
-                        if let Some(v) = x {
-                            *v += t.delta[i] * k as i128;
-                            if t.delta[i] != 0 {
-                                let var = if i < nlocals { VarId::local(func, i) } else { VarId::global(i - nlocals) };
-                                changed.push((var, None, *v));
-                            }
+        if t.clean
+            && delta_ok
+            && t.has_prev_delta
+            && same_path
+            && t.delta == t.prev_delta
+            && !t.path.is_empty()
+            && t.delta.iter().any(|&x| x != 0)
+            && *t.prev_affine.get_or_insert_with(|| plan.is_affine(p, func, &t.path))
+        {
+            let k = max_jump(p, func, &t.path, &t.now, &t.delta, nlocals, &mut t.scratch);
+            if k >= 16 {
+                let mut changed = Vec::new();
+                for (i, x) in t.now.iter_mut().enumerate() {
+                    if let Some(v) = x {
+                        *v += t.delta[i] * k as i128;
+                        if t.delta[i] != 0 {
+                            let var = if i < nlocals { VarId::local(func, i) } else { VarId::global(i - nlocals) };
+                            changed.push((var, None, *v));
                         }
                     }
-                    frame.locals.copy_from_slice(&t.now[..nlocals]);
-                    globals.copy_from_slice(&t.now[nlocals..]);
-                    result = Some((k, t.path.len(), changed));
                 }
+                frame.locals.copy_from_slice(&t.now[..nlocals]);
+                globals.copy_from_slice(&t.now[nlocals..]);
+                result = Some((k, t.path.len(), changed));
             }
         }
         std::mem::swap(&mut t.prev_path, &mut t.path);
