@@ -2,7 +2,8 @@
 //! which runs `cpals check` on every task of a folder), the language server's latency
 //! benchmark (`xtask lsp-bench`, which talks to `cpals lsp`) and the loading benchmark
 //! (`xtask load-bench`, files of thousands of functions). They run a built `cpals`
-//! binary, by default the one beside this program in the same target folder:
+//! binary, by default the one beside this program in the same target folder; `xtask
+//! interp-bench` (the concrete interpreter's steps per second) runs the engine in-process:
 //!
 //! ```text
 //! cargo build --release && cargo run --release -p xtask -- bench ../shared/bench/sv --timeout 30 --jobs 2
@@ -11,6 +12,7 @@
 //! (`cargo xtask …` is the same, see `.cargo/config.toml`).
 
 mod bench;
+mod interp_bench;
 mod load_bench;
 mod lsp_bench;
 mod soundness;
@@ -37,6 +39,9 @@ enum Task {
     /// Measures `cpals check` (wall time, peak memory) on generated files of 1,000 to 10,000
     /// functions: loading must stay linear in the number of functions.
     LoadBench(load_bench::LoadBenchArgs),
+    /// Measures the concrete interpreter's steps per second on input-free programs (in this
+    /// process, without a `cpals` binary).
+    InterpBench(interp_bench::InterpBenchArgs),
     /// Checks Csmith's random programs against gcc's checksums (a soundness campaign).
     Soundness(soundness::SoundnessArgs),
 }
@@ -47,6 +52,7 @@ fn main() {
             Task::Bench(args) => bench::run(&args),
             Task::LspBench(args) => lsp_bench::run(&args),
             Task::LoadBench(args) => load_bench::run(&args),
+            Task::InterpBench(args) => interp_bench::run(&args),
             Task::Soundness(args) => soundness::run_campaign(&args),
         },
         Err(e) => {

@@ -9,41 +9,86 @@ use crate::cfa::{EdgeId, EdgeKind, NodeId, Program};
 use crate::ir::{Expr, FuncId, IntTy, LValue, Stmt, VarId};
 
 /// Observation of the innermost loop of an activation: the state and path of each iteration.
+/// Its buffers are reused from iteration to iteration (and by the next activation that uses
+/// the frame): observing a loop allocates nothing once they are large enough.
 pub(super) struct LoopTrack {
-    head: NodeId,
+    /// The loop head observed, `None` when none is.
+    head: Option<NodeId>,
+    /// The state (locals then globals) at the start of the current iteration.
     snap: Vec<Option<i128>>,
     path: Vec<EdgeId>,
     /// The path allows acceleration so far (no calls, inputs, array writes; not too long).
     clean: bool,
     prev_path: Vec<EdgeId>,
-    prev_delta: Option<Vec<i128>>,
+    /// The previous iteration's change of every value, if every value was known at both ends
+    /// or at neither.
+    prev_delta: Vec<i128>,
+    has_prev_delta: bool,
+    /// Whether `prev_path` is affine, once checked.
+    prev_affine: Option<bool>,
+    /// Scratch buffers: the state at the head now, the current iteration's delta, and the
+    /// exact-integer states of [`max_jump`].
+    now: Vec<Option<i128>>,
+    delta: Vec<i128>,
+    scratch: Scratch,
+}
+
+/// Buffers of the exact-integer replay of an iteration path.
+#[derive(Default)]
+struct Scratch {
+    state: Vec<Option<i128>>,
+    d0: Vec<i128>,
+    d1: Vec<i128>,
+    dl: Vec<i128>,
 }
 
 /// A jump over loop iterations: how many were skipped, the length of the iteration path, and
 /// the variables the jump changed with their new values.
 pub(super) type Jump = (u64, usize, Vec<(VarId, Option<i64>, i128)>);
 
-/// A state as the values of the locals and of the globals.
-type State = (Vec<Option<i128>>, Vec<Option<i128>>);
-
 /// Longest iteration path that is considered for acceleration.
 const MAX_ITERATION_EDGES: usize = 256;
+
+impl LoopTrack {
+    fn new() -> LoopTrack {
+        LoopTrack {
+            head: None,
+            snap: Vec::new(),
+            path: Vec::new(),
+            clean: true,
+            prev_path: Vec::new(),
+            prev_delta: Vec::new(),
+            has_prev_delta: false,
+            prev_affine: None,
+            now: Vec::new(),
+            delta: Vec::new(),
+            scratch: Scratch::default(),
+        }
+    }
+
+    /// No loop observed (a reused frame).
+    pub(super) fn reset(&mut self) {
+        self.head = None;
+    }
+}
 
 impl<'p> Machine<'p> {
     /// Adds an edge to the path of the loop iteration being observed.
     pub(super) fn log_edge(&mut self, e: EdgeId) {
-        if let Some(t) = &mut self.frames.last_mut().expect("a frame").track {
-            if t.path.len() < MAX_ITERATION_EDGES {
-                t.path.push(e);
-            } else {
-                t.clean = false;
+        if let Some(t) = &mut self.frame_mut().track {
+            if t.head.is_some() {
+                if t.path.len() < MAX_ITERATION_EDGES {
+                    t.path.push(e);
+                } else {
+                    t.clean = false;
+                }
             }
         }
     }
 
     /// The iteration being observed cannot be accelerated (a call, an input, an array write).
     pub(super) fn spoil(&mut self) {
-        if let Some(t) = &mut self.frames.last_mut().expect("a frame").track {
+        if let Some(t) = &mut self.frame_mut().track {
             t.clean = false;
         }
     }
@@ -53,57 +98,70 @@ impl<'p> Machine<'p> {
     /// length and the variables the jump changed.
     pub(super) fn loop_head(&mut self, p: &Program, plan: &Plan, node: NodeId) -> Option<Jump> {
         let func = self.frame().func;
-        let nlocals = self.frame().locals.len();
-        let mut snap: Vec<Option<i128>> = self.frame().locals.clone();
-        snap.extend_from_slice(&self.globals);
-        let frame = self.frames.last_mut().expect("a frame");
-        let same = frame.track.as_ref().is_some_and(|t| t.head == node);
-        if !same {
-            frame.track = Some(LoopTrack { head: node, snap, path: Vec::new(), clean: true, prev_path: Vec::new(), prev_delta: None });
+        let (frame, globals) = self.frame_and_globals();
+        let t: &mut LoopTrack = frame.track.get_or_insert_with(|| Box::new(LoopTrack::new()));
+        let nlocals = frame.locals.len();
+        t.now.clear();
+        t.now.extend_from_slice(&frame.locals);
+        t.now.extend_from_slice(globals);
+        if t.head != Some(node) {
+            t.head = Some(node);
+            std::mem::swap(&mut t.snap, &mut t.now);
+            t.path.clear();
+            t.prev_path.clear();
+            t.clean = true;
+            t.has_prev_delta = false;
+            t.prev_affine = None;
             return None;
         }
-        let t = frame.track.as_mut().expect("tracked");
-        let delta: Option<Vec<i128>> = t
-            .snap
-            .iter()
-            .zip(&snap)
-            .map(|(a, b)| match (a, b) {
-                (Some(a), Some(b)) => Some(b - a),
-                (None, None) => Some(0),
-                _ => None,
-            })
-            .collect();
-        let mut result = None;
-        if t.clean && delta.is_some() && t.path == t.prev_path && delta == t.prev_delta && !t.path.is_empty() {
-            let d = delta.clone().expect("checked");
-            if d.iter().any(|&x| x != 0) && plan.is_affine(p, func, &t.path) {
-                let k = max_jump(p, func, &t.path, &snap, &d, nlocals);
-                if k >= 16 {
-                    let mut changed = Vec::new();
-                    for (i, x) in snap.iter_mut().enumerate() {
-                        if let Some(v) = x {
-                            *v += d[i] * k as i128;
-                            if d[i] != 0 {
-                                let var = if i < nlocals { VarId::local(func, i) } else { VarId::global(i - nlocals) };
-                                changed.push((var, None, *v));
-                            }
-                        }
-                    }
-                    result = Some((k, t.path.len(), changed));
+        t.delta.clear();
+        let mut delta_ok = true;
+        for (a, b) in t.snap.iter().zip(&t.now) {
+            match (a, b) {
+                (Some(a), Some(b)) => t.delta.push(b - a),
+                (None, None) => t.delta.push(0),
+                _ => {
+                    delta_ok = false;
+                    break;
                 }
             }
         }
-        if result.is_some() {
-            let globals = snap.split_off(nlocals);
-            frame.locals = snap.clone();
-            self.globals = globals;
-            snap.extend_from_slice(&self.globals);
+        let same_path = t.path == t.prev_path;
+        if !same_path {
+            t.prev_affine = None;
         }
-        let frame = self.frames.last_mut().expect("a frame");
-        let t = frame.track.as_mut().expect("tracked");
-        t.prev_path = std::mem::take(&mut t.path);
-        t.prev_delta = delta;
-        t.snap = snap;
+        let mut result = None;
+        if t.clean
+            && delta_ok
+            && t.has_prev_delta
+            && same_path
+            && t.delta == t.prev_delta
+            && !t.path.is_empty()
+            && t.delta.iter().any(|&x| x != 0)
+            && *t.prev_affine.get_or_insert_with(|| plan.is_affine(p, func, &t.path))
+        {
+            let k = max_jump(p, func, &t.path, &t.now, &t.delta, nlocals, &mut t.scratch);
+            if k >= 16 {
+                let mut changed = Vec::new();
+                for (i, x) in t.now.iter_mut().enumerate() {
+                    if let Some(v) = x {
+                        *v += t.delta[i] * k as i128;
+                        if t.delta[i] != 0 {
+                            let var = if i < nlocals { VarId::local(func, i) } else { VarId::global(i - nlocals) };
+                            changed.push((var, None, *v));
+                        }
+                    }
+                }
+                frame.locals.copy_from_slice(&t.now[..nlocals]);
+                globals.copy_from_slice(&t.now[nlocals..]);
+                result = Some((k, t.path.len(), changed));
+            }
+        }
+        std::mem::swap(&mut t.prev_path, &mut t.path);
+        t.path.clear();
+        std::mem::swap(&mut t.prev_delta, &mut t.delta);
+        t.has_prev_delta = delta_ok;
+        std::mem::swap(&mut t.snap, &mut t.now);
         t.clean = true;
         result
     }
@@ -184,22 +242,18 @@ fn math_cond(e: &Expr, locals: &[Option<i128>], globals: &[Option<i128>]) -> Opt
     }
 }
 
-/// Runs an iteration path on exact integers from `locals`/`globals`: the (dis)equality
-/// differences in order, or `None` if it leaves the path or wraps around.
-fn math_path(
-    p: &Program,
-    func: FuncId,
-    path: &[EdgeId],
-    mut locals: Vec<Option<i128>>,
-    mut globals: Vec<Option<i128>>,
-) -> Option<Vec<i128>> {
+/// Runs an iteration path on exact integers from `state` (locals then globals, changed in
+/// place): the (dis)equality differences in order into `diffs`, or `None` if it leaves the
+/// path or wraps around.
+fn math_path(p: &Program, func: FuncId, path: &[EdgeId], state: &mut [Option<i128>], nlocals: usize, diffs: &mut Vec<i128>) -> Option<()> {
     let cfa = p.cfa(func);
-    let mut diffs = Vec::new();
+    diffs.clear();
     for &e in path {
+        let (locals, globals) = state.split_at_mut(nlocals);
         match &cfa.edge(e).kind {
             EdgeKind::Blank => {}
             EdgeKind::Assume { cond, truth } => {
-                let (r, d) = math_cond(cond, &locals, &globals)?;
+                let (r, d) = math_cond(cond, locals, globals)?;
                 if r != *truth {
                     return None;
                 }
@@ -208,7 +262,7 @@ fn math_path(
                 }
             }
             EdgeKind::Statement(Stmt::Assign(LValue::Var(v), x)) | EdgeKind::Declaration(Stmt::Assign(LValue::Var(v), x)) => {
-                let val = math_eval(x, &locals, &globals)?;
+                let val = math_eval(x, locals, globals)?;
                 if !p.var(*v).int_ty().contains(val) {
                     return None;
                 }
@@ -220,36 +274,37 @@ fn math_path(
             _ => return None,
         }
     }
-    Some(diffs)
+    Some(())
 }
 
 /// The largest number of iterations, starting from the state `snap` (locals then globals) and
 /// advancing by `delta` each time, that provably all follow `path`.
-fn max_jump(p: &Program, func: FuncId, path: &[EdgeId], snap: &[Option<i128>], delta: &[i128], nlocals: usize) -> u64 {
-    let at = |j: i128| -> Option<State> {
-        let mut v = Vec::with_capacity(snap.len());
+fn max_jump(p: &Program, func: FuncId, path: &[EdgeId], snap: &[Option<i128>], delta: &[i128], nlocals: usize, s: &mut Scratch) -> u64 {
+    // The differences of iteration `j` into `out`.
+    let run = |j: i128, state: &mut Vec<Option<i128>>, out: &mut Vec<i128>| -> Option<()> {
+        state.clear();
         for (x, d) in snap.iter().zip(delta) {
-            v.push(match x {
+            state.push(match x {
                 Some(x) => Some(x.checked_add(d.checked_mul(j)?)?),
                 None => None,
             });
         }
-        let g = v.split_off(nlocals);
-        Some((v, g))
+        math_path(p, func, path, state, nlocals, out)
     };
-    let run = |j: i128| -> Option<Vec<i128>> {
-        let (l, g) = at(j)?;
-        math_path(p, func, path, l, g)
-    };
-    let (Some(d0), Some(d1)) = (run(0), run(1)) else { return 0 };
-    let ok = |k: u64| -> bool {
+    let Scratch { state, d0, d1, dl } = s;
+    if run(0, state, d0).is_none() || run(1, state, d1).is_none() {
+        return 0;
+    }
+    let mut ok = |k: u64| -> bool {
         if k <= 2 {
             return true;
         }
         let last = (k - 1) as i128;
-        let Some(dl) = run(last) else { return false };
+        if run(last, state, dl).is_none() {
+            return false;
+        }
         // Affine differences: a zero strictly inside the range flips a (dis)equality.
-        d0.iter().zip(&d1).zip(&dl).all(|((&a, &b), &c)| {
+        d0.iter().zip(d1.iter()).zip(dl.iter()).all(|((&a, &b), &c)| {
             let slope = b - a;
             if slope == 0 {
                 return c == a;

@@ -71,6 +71,8 @@ pub struct Run {
 
 /// Limits of one run.
 pub struct RunLimits {
+    /// Steps a run may execute (the operations of loop iterations jumped over by acceleration
+    /// cost no time and do not count).
     pub max_steps: u64,
     /// Inputs a run may read (each is kept for the replay; a run that reads more, such as one
     /// that a constant input keeps in a `while (nondet())` loop, ends at the step limit).
@@ -101,5 +103,82 @@ mod tests {
         // With zeros, the loop is never entered.
         let run = super::run(&p, &Plan::new(&p), &mut Zeros, &limits, &Cancel::new());
         assert!(matches!(run.end, RunEnd::Exit), "{:?}", run.end);
+    }
+
+    fn limits(max_frames: usize) -> RunLimits {
+        RunLimits { max_steps: 100_000_000, max_inputs: 1000, keep_ops: 50_000, trace_steps: 40, max_frames, accelerate: true }
+    }
+
+    /// `fib(25)` recursively: 242,785 calls, over a million steps, run to the violation.
+    #[test]
+    fn deep_call_trees_run_to_their_end() {
+        let p = load("int fib(int n) { if (n < 2) return n; return fib(n - 1) + fib(n - 2); }\nint main(void) { int r = fib(25); if (r == 75025) { ERROR: return 1; } return 0; }\n");
+        let run = super::run(&p, &Plan::new(&p), &mut Zeros, &limits(1 << 18), &Cancel::new());
+        assert!(matches!(run.end, RunEnd::Target(_)), "{:?}", run.end);
+        assert!(run.steps > 1_000_000, "{} steps", run.steps);
+        // Too long to keep every operation; the first and last steps are kept.
+        assert!(run.ops.is_none());
+        assert_eq!(run.head.len(), 40);
+        assert_eq!(run.tail.len(), 40);
+    }
+
+    /// A recursion 100,000 activations deep (an explicit stack: no Rust recursion per C
+    /// call) reaches its violation; with a lower frame limit the run stops instead.
+    #[test]
+    fn deep_recursion_runs_to_its_end() {
+        let p = load("long sum(long n) { if (n == 0) return 0; return n + sum(n - 1); }\nint main(void) { long r = sum(100000); if (r == 5000050000L) { ERROR: return 1; } return 0; }\n");
+        let run = super::run(&p, &Plan::new(&p), &mut Zeros, &limits(1 << 18), &Cancel::new());
+        assert!(matches!(run.end, RunEnd::Target(_)), "{:?}", run.end);
+        let run = super::run(&p, &Plan::new(&p), &mut Zeros, &limits(1000), &Cancel::new());
+        assert!(matches!(&run.end, RunEnd::Stuck(why) if why.contains("call stack too deep")), "{:?}", run.end);
+    }
+
+    /// Calls and returns say whether another activation of the function is on the stack
+    /// (the path check renames the callee's variables by it).
+    #[test]
+    fn calls_and_returns_know_recursion() {
+        let p = load("int g(int x) { return x + 1; }\nint f(int n) { if (n == 0) return g(0); return f(n - 1) + 1; }\nint main(void) { int r = f(2); if (r == 3) { ERROR: return 1; } return 0; }\n");
+        let run = super::run(&p, &Plan::new(&p), &mut Zeros, &limits(100), &Cancel::new());
+        assert!(matches!(run.end, RunEnd::Target(_)), "{:?}", run.end);
+        let name = |f: crate::ir::FuncId| p.func(f).name.clone();
+        let calls: Vec<(String, String, bool)> = run
+            .ops
+            .as_ref()
+            .expect("a short run keeps its operations")
+            .iter()
+            .filter_map(|&(op, rec)| match op {
+                Op::Call(f, e) => match &p.cfa(f).edge(e).kind {
+                    crate::cfa::EdgeKind::CallSummary(c) => Some(("call".to_string(), name(c.callee), rec)),
+                    _ => None,
+                },
+                Op::Return(caller, _) => Some(("return to".to_string(), name(caller), rec)),
+                _ => None,
+            })
+            .collect();
+        let expected: Vec<(String, String, bool)> = [
+            ("call", "main", false),
+            ("call", "f", false),
+            ("call", "f", true),
+            ("call", "f", true),
+            ("call", "g", false),
+            ("return to", "f", false),
+            ("return to", "f", true),
+            ("return to", "f", true),
+            ("return to", "main", false),
+        ]
+        .iter()
+        .map(|&(a, b, c)| (a.to_string(), b.to_string(), c))
+        .collect();
+        assert_eq!(calls, expected);
+    }
+
+    /// A loop of a billion iterations is jumped over, and its values after the jump are exact;
+    /// the step limit counts the steps executed, not those jumped over.
+    #[test]
+    fn affine_loops_are_jumped_over() {
+        let p = load("int main(void) { unsigned i = 0; unsigned s = 7; while (i < 1000000000u) { i = i + 1; s = s + 2; } if (s == 2000000007u) { ERROR: return 1; } return 0; }\n");
+        let run = super::run(&p, &Plan::new(&p), &mut Zeros, &limits(100), &Cancel::new());
+        assert!(matches!(run.end, RunEnd::Target(_)), "{:?}", run.end);
+        assert!(run.accelerated > 999_000_000, "{} iterations jumped", run.accelerated);
     }
 }

@@ -17,6 +17,10 @@ use crate::smt::path::{check_path, PathResult};
 
 /// Inputs one concrete run may read (about 80 bytes each are kept for the replay).
 const MAX_RUN_INPUTS: usize = 1 << 20;
+/// Activations a concrete run may have at once (about 100 bytes each, plus the locals): more
+/// than a native run of a small recursive function fits in an 8 MiB stack. A deeper run ends
+/// "call stack too deep" (infinite recursion does, after well under a second).
+const MAX_FRAMES: usize = 1 << 18;
 
 /// Runs the program concretely with a few input choices; records confirmed violations.
 pub(super) fn run(
@@ -73,7 +77,7 @@ pub(super) fn run_limits(cfg: &VerifyConfig) -> RunLimits {
         max_inputs: MAX_RUN_INPUTS,
         keep_ops: 50_000,
         trace_steps: 40,
-        max_frames: 10_000,
+        max_frames: MAX_FRAMES,
         accelerate: true,
     }
 }

@@ -178,7 +178,9 @@ fn search(
             // native run is the program's; undefined behaviour the interpreter saw is not.
             RunEnd::Stuck(why)
                 if cancel.check().is_ok()
-                    && ["arbitrary contents", "not modelled", "call stack too deep", "passed by value"].iter().any(|w| why.contains(w)) =>
+                    && ["arbitrary contents", "uninitialised array element", "not modelled", "call stack too deep", "passed by value"]
+                        .iter()
+                        .any(|w| why.contains(w)) =>
             {
                 only_property(p)
                     .filter(|prop| !found.contains_key(&prop.key))

@@ -221,6 +221,13 @@ pub fn unanswered(program: &Program, config: &VerifyConfig, reason: crate::repor
 impl Run<'_> {
     fn execute(&mut self, phases: &[Phase]) -> Outcome {
         for &phase in phases {
+            if self.all_decided() {
+                // Every property is violated or proved: no later phase can change a verdict
+                // (the concrete runs often confirm a program's only violation in microseconds;
+                // the summary analysis would take a tenth of a second to start).
+                let o = Outcome { decisions: Outcome::violations(&self.found), ..Outcome::default() };
+                return self.with_proved(o);
+            }
             let next = match phase {
                 Phase::Fuzz => {
                     let budget = self.budget(self.config.shares.fuzz, FUZZ_TIME).min(FUZZ_SLICE);
@@ -345,6 +352,12 @@ impl Run<'_> {
     /// The budget `share` of the time left, or `fixed` without a time limit.
     fn budget(&self, share: f64, fixed: Duration) -> Duration {
         self.cancel.remaining_ms().map_or(fixed, |ms| Duration::from_millis((ms as f64 * share) as u64))
+    }
+
+    /// Whether every property is violated (a confirmed violation) or proved so far.
+    fn all_decided(&self) -> bool {
+        !self.props.is_empty()
+            && self.props.iter().all(|p| self.proved.contains(&p.key) || self.found.get(&p.key).is_some_and(Decision::is_violated))
     }
 
     /// Adds the properties proved earlier to a phase's outcome.
