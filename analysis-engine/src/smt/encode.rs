@@ -158,9 +158,6 @@ pub(crate) struct Encoder<'p> {
     pub guards: Option<Vec<Bool>>,
     /// Set when a non-linear product was over-approximated by an unconstrained value.
     pub nonlinear: bool,
-    /// Set when the encoding has an array symbol (Z3 4.8.12's Spacer stops the whole process
-    /// on some of those: an assertion in its model-based projection of arrays).
-    pub arrays: bool,
     /// Precise mode: "this allocation succeeded", one per allocation on the path (kept apart
     /// from `constraints` so that a path which needs a failed allocation can be told apart).
     pub allocations: Vec<Bool>,
@@ -190,7 +187,6 @@ impl<'p> Encoder<'p> {
             fresh: 0,
             guards: None,
             nonlinear: false,
-            arrays: false,
             allocations: Vec::new(),
         }
     }
@@ -273,10 +269,7 @@ impl<'p> Encoder<'p> {
                 self.names.insert(name, (v, ver));
                 VTerm::Scalar(d)
             }
-            VarKind::Array { elem, .. } => {
-                self.arrays = true;
-                VTerm::Arr(Array::new_const(name, &self.index_sort(), &self.scalar_sort(*elem)))
-            }
+            VarKind::Array { elem, .. } => VTerm::Arr(Array::new_const(name, &self.index_sort(), &self.scalar_sort(*elem))),
         };
         self.terms.insert((v, ver), t.clone());
         t

@@ -97,8 +97,6 @@ pub(crate) struct ArcRel {
     pub exit: Vec<Dynamic>,
     pub post: Vec<Dynamic>,
     pub body: Vec<Bool>,
-    /// The encoding has an array symbol.
-    pub arrays: bool,
 }
 
 /// The node an arc comes from (the caller's node, for an eval).
@@ -147,7 +145,7 @@ pub(crate) fn encode_arc(
     }
     let post = terms(&mut enc, sig);
     body.extend(enc.constraints.iter().cloned());
-    Ok(ArcRel { src, exit: exit_terms, post, body, arrays: enc.arrays })
+    Ok(ArcRel { src, exit: exit_terms, post, body })
 }
 
 /// Why a DAG has no solution.
@@ -208,11 +206,6 @@ fn solve(
         let sig = &sigs[&node.func];
         for arc in &node.arcs {
             let rel = encode_arc(p, dag, &sigs, *arc, sig, theory, copies)?;
-            if rel.arrays {
-                // Z3 4.8.12's Spacer ends the process on some clauses over arrays (an assertion
-                // in its model-based projection of arrays): not asked.
-                return Err(DagFailure::GaveUp("Spacer is not used on clauses over arrays".into()));
-            }
             let mut body = Vec::new();
             let mut args: Vec<Dynamic> = Vec::new();
             if let Some(j) = arc_source(arc) {

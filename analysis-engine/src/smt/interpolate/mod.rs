@@ -134,12 +134,6 @@ pub(crate) fn sequence_interpolant_formulas_in(
         any_infeasible = true;
         for &s in order {
             cancel.check().map_err(|i| i.describe())?;
-            if s == Strategy::Spacer && path.enc.arrays {
-                // Z3 4.8.12's Spacer ends the process on paths over arrays (an assertion in
-                // `mbp_arrays.cpp`, seen on SV-COMP's `array2_pattern.c`): not asked.
-                why.push("spacer: not used on paths over arrays".into());
-                continue;
-            }
             let t0 = std::time::Instant::now();
             let result = match s {
                 Strategy::Spacer => spacer(&path, &spacer_cancel),
