@@ -441,12 +441,7 @@ impl Fuzzer {
     }
 
     fn next_rand(&mut self) -> u64 {
-        let mut x = self.rng;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.rng = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        crate::concrete::xorshift64_star(&mut self.rng)
     }
 
     /// One run with `prefix` as the first values, then `tail`; its outcome and tape.

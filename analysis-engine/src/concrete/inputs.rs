@@ -47,13 +47,19 @@ impl Boundary {
     }
 
     fn next(&mut self) -> u64 {
-        let mut x = self.state;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.state = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        xorshift64_star(&mut self.state)
     }
+}
+
+/// One step of the xorshift64* generator (Vigna): advances `state` (never 0) and returns the
+/// next pseudo-random value. The interpreter's and the fuzzer's input choices share it.
+pub(crate) fn xorshift64_star(state: &mut u64) -> u64 {
+    let mut x = *state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    x.wrapping_mul(0x2545_F491_4F6C_DD1D)
 }
 
 impl InputStrategy for Boundary {

@@ -25,6 +25,7 @@ use crate::ir::{IntTy, VarId};
 use crate::properties::PropertyKey;
 
 pub use driver::run;
+pub(crate) use inputs::xorshift64_star;
 pub use inputs::{Boundary, Constant, InputStrategy, Replay, Zeros};
 pub use plan::Plan;
 
