@@ -284,6 +284,9 @@ pub struct Shares {
     pub value: f64,
     /// The template analysis (local policy iteration), after the first value slice.
     pub templates: f64,
+    /// The whole program's Horn clauses solved by Spacer (`analyses::chc`), after the
+    /// template analysis.
+    pub chc: f64,
 }
 
 /// Everything a run depends on besides the program.
@@ -305,6 +308,27 @@ pub struct VerifyConfig {
 }
 
 impl VerifyConfig {
+    /// The phases of `combined` that can be left out by name (`cpals check --without`).
+    pub const PHASES: [&'static str; 6] = ["fuzz", "concrete", "summaries", "value", "templates", "chc"];
+
+    /// Leaves out the phase named `name`; `false` if there is no such phase.
+    pub fn without(&mut self, name: &str) -> bool {
+        let share = match name {
+            "fuzz" => &mut self.shares.fuzz,
+            "concrete" => {
+                self.concrete.runs = 0;
+                &mut self.shares.concrete
+            }
+            "summaries" => &mut self.shares.summaries,
+            "value" => &mut self.shares.value,
+            "templates" => &mut self.shares.templates,
+            "chc" => &mut self.shares.chc,
+            _ => return false,
+        };
+        *share = 0.0;
+        true
+    }
+
     pub fn new(analysis: Analysis) -> VerifyConfig {
         VerifyConfig {
             analysis,
@@ -328,7 +352,7 @@ impl VerifyConfig {
             },
             summaries: SummaryOptions { dag_refinement: true, dag_interpolants: None, scope: Scope::Function, form: Form::Atoms },
             concrete: ConcreteOptions { runs: 12, time: Duration::from_secs(3), steps: 2_000_000_000, native: NativeExecution::Sandboxed },
-            shares: Shares { fuzz: 0.1, concrete: 0.3, summaries: 0.4, value: 0.35, templates: 0.25 },
+            shares: Shares { fuzz: 0.1, concrete: 0.3, summaries: 0.4, value: 0.35, templates: 0.25, chc: 0.3 },
         }
     }
 }

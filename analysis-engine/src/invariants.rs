@@ -22,6 +22,26 @@ pub type Annotations = BTreeMap<(FuncId, NodeId), Vec<Expr>>;
 
 /// Per-query limit for inductiveness checks.
 const QUERY_MS: u64 = 2_000;
+/// Per-query limit in the shared incremental solver, before the query is asked again of a
+/// fresh one ([`decide`]).
+const INCREMENTAL_MS: u64 = 200;
+
+/// Whether the assertions of `s` are unsatisfiable: asked of `s` itself (incremental, cheap
+/// for easy queries), and when that gives up, of a fresh solver with the same assertions.
+/// Z3 solves bit-vector queries in a solver that has seen `push` with its incremental core,
+/// which can take seconds where a fresh solver's bit-blasting takes milliseconds.
+fn decide(s: &Solver, cancel: &Cancel) -> Sat {
+    match check(s) {
+        Sat::Unknown(_) if cancel.check().is_ok() => {
+            let fresh = solver(cancel, QUERY_MS);
+            for a in s.get_assertions() {
+                fresh.assert(&a);
+            }
+            check(&fresh)
+        }
+        r => r,
+    }
+}
 
 /// Keeps the largest inductive subset of `cands`. Cut points without candidates hold `true`.
 pub fn inductive_subset(p: &Program, mut cands: Annotations, cancel: &Cancel) -> Annotations {
@@ -36,7 +56,12 @@ pub fn inductive_subset(p: &Program, mut cands: Annotations, cancel: &Cancel) ->
     let mods = |f: FuncId| mods_cache.get(&f).cloned().unwrap_or_default();
     // One encoder and block per cut point, in the functions that have candidates (a block
     // only checks candidates of its own function; the others would hold `true` throughout).
-    let with_candidates: BTreeSet<FuncId> = cands.iter().filter(|(_, c)| !c.is_empty()).map(|((f, _), _)| *f).collect();
+    // The callers of a function with an entry candidate are encoded too: their call sites are
+    // where that candidate is checked.
+    let mut with_candidates: BTreeSet<FuncId> = cands.iter().filter(|(_, c)| !c.is_empty()).map(|((f, _), _)| *f).collect();
+    let entries: BTreeSet<FuncId> =
+        cands.iter().filter(|((f, n), c)| !c.is_empty() && p.cfa(*f).entry == *n).map(|((f, _), _)| *f).collect();
+    with_candidates.extend(funcs.iter().copied().filter(|&g| p.cfa(g).callees().iter().any(|c| entries.contains(c))));
     let mut blocks: Vec<(Encoder, Block)> = Vec::new();
     for &f in funcs.iter().filter(|f| with_candidates.contains(f)) {
         let cfa = p.cfa(f);
@@ -55,7 +80,7 @@ pub fn inductive_subset(p: &Program, mut cands: Annotations, cancel: &Cancel) ->
     cands.retain(|(f, n), _| funcs.contains(f) && (p.cfa(*f).node(*n).loop_head || p.cfa(*f).entry == *n));
     // One solver for all of it, each block's query in a scope of its own (the blocks'
     // encoders name their symbols alike): a fresh Z3 solver costs more than these queries.
-    let s: Solver = solver(cancel, QUERY_MS);
+    let s: Solver = solver(cancel, INCREMENTAL_MS);
     loop {
         if cancel.check().is_err() {
             return Annotations::new();
@@ -87,7 +112,7 @@ pub fn inductive_subset(p: &Program, mut cands: Annotations, cancel: &Cancel) ->
                     for c in &enc.constraints[n0..] {
                         s.assert(c);
                     }
-                    let holds = check(&s) == Sat::Unsat;
+                    let holds = decide(&s, cancel) == Sat::Unsat;
                     s.pop(1);
                     if holds {
                         keep.push(phi);
@@ -118,7 +143,7 @@ pub fn inductive_subset(p: &Program, mut cands: Annotations, cancel: &Cancel) ->
                     for c in &enc.constraints[n0..] {
                         s.assert(c);
                     }
-                    let holds = check(&s) == Sat::Unsat;
+                    let holds = decide(&s, cancel) == Sat::Unsat;
                     s.pop(1);
                     if holds {
                         keep.push(phi);
@@ -136,4 +161,55 @@ pub fn inductive_subset(p: &Program, mut cands: Annotations, cancel: &Cancel) ->
     }
     cands.retain(|_, v| !v.is_empty());
     cands
+}
+
+/// The targets an inductive annotation (`inductive_subset`'s result) shows unreachable: per
+/// function, no block from its entry or a loop head, started in the annotation there, reaches
+/// the target. Each target node is judged for every context at once (a target in an
+/// assertion helper holds for every call site or for none); `targets` lists the candidates.
+pub fn unreachable_targets(
+    p: &Program,
+    inv: &Annotations,
+    targets: &BTreeSet<(FuncId, NodeId)>,
+    cancel: &Cancel,
+) -> BTreeSet<(FuncId, NodeId)> {
+    let funcs = p.reachable_functions(p.start);
+    let mods_cache: HashMap<FuncId, BTreeSet<VarId>> = funcs.iter().map(|&f| (f, modified_by(p, f))).collect();
+    let mods = |f: FuncId| mods_cache.get(&f).cloned().unwrap_or_default();
+    let s: Solver = solver(cancel, INCREMENTAL_MS);
+    let mut shown = BTreeSet::new();
+    for &f in funcs.iter().filter(|f| targets.iter().any(|(g, _)| g == *f)) {
+        let cfa = p.cfa(f);
+        let mine: BTreeSet<NodeId> = targets.iter().filter(|(g, _)| *g == f).map(|(_, n)| *n).collect();
+        let mut reached: BTreeSet<NodeId> = BTreeSet::new();
+        let cuts: Vec<NodeId> = std::iter::once(cfa.entry).chain(cfa.loop_heads()).filter(|&c| cfa.node(c).rpo != u32::MAX).collect();
+        for c in cuts {
+            if cancel.check().is_err() {
+                return BTreeSet::new();
+            }
+            let mut enc = Encoder::new(p, Theory::BitVec, false);
+            let is_cut = |n: NodeId| cfa.node(n).loop_head || n == cfa.exit || mine.contains(&n);
+            let b = encode_block(&mut enc, p, f, c, &is_cut, &mods);
+            enc.cur = b.start_ssa.clone();
+            let pre: Vec<Bool> = inv.get(&(f, c)).map(|v| v.iter().map(|e| enc.cond(e).0).collect()).unwrap_or_default();
+            s.push();
+            for t in enc.constraints.iter().chain(&pre) {
+                s.assert(t);
+            }
+            for ex in b.exits.iter().filter(|ex| mine.contains(&ex.node)) {
+                if reached.contains(&ex.node) {
+                    continue;
+                }
+                s.push();
+                s.assert(&ex.reach);
+                if decide(&s, cancel) != Sat::Unsat {
+                    reached.insert(ex.node);
+                }
+                s.pop(1);
+            }
+            s.pop(1);
+        }
+        shown.extend(mine.difference(&reached).map(|&n| (f, n)));
+    }
+    shown
 }

@@ -28,6 +28,9 @@ use crate::report::{Report, Stats};
 /// take well under a second, docs/benchmarks.md).
 const VALUE_SLICE: Duration = Duration::from_secs(1);
 
+/// The Horn clause phase's time without a time limit.
+const CHC_TIME: Duration = Duration::from_secs(10);
+
 /// The first fuzzing phase's time at most: most bugs random inputs find, they find in well
 /// under a second (docs/benchmarks.md); the analyses come next, and the fuzzer again after
 /// them with the time left.
@@ -63,6 +66,9 @@ pub enum Phase {
     /// The template analysis (seed 004) in `combined`, with `Shares::templates` of the time
     /// left, on a thread of its own.
     Templates,
+    /// The whole program's Horn clauses solved by Spacer (`analyses::chc`) in `combined`,
+    /// after the templates, with `Shares::chc` of the time left.
+    Chc,
     /// CEGAR with the configured analysis (`value`, `predicate`, `combined`) for the rest.
     Cegar,
 }
@@ -97,6 +103,9 @@ pub fn plan(cfg: &VerifyConfig, p: &Program) -> Vec<Phase> {
             }
             if cfg.shares.templates > 0.0 {
                 phases.push(Phase::Templates);
+            }
+            if cfg.shares.chc > 0.0 {
+                phases.push(Phase::Chc);
             }
             if cfg.shares.value > 0.0 {
                 phases.push(Phase::Value(Slice::Rest));
@@ -141,6 +150,8 @@ struct Run<'a> {
     started: Instant,
     /// The fuzzer, kept for the second fuzzing phase.
     fuzz: fuzz::FuzzState,
+    /// The loop invariants of the Horn clause phase (checked inductive).
+    chc_invariants: Vec<crate::report::outcome::FoundInvariant>,
 }
 
 /// Runs the configured analysis and reports on every property.
@@ -187,9 +198,11 @@ fn run_phases(program: &Program, config: &VerifyConfig, cancel: &Cancel, progres
         reported: 0,
         started,
         fuzz: fuzz::FuzzState::default(),
+        chc_invariants: Vec::new(),
     };
     let phases = plan(config, program);
-    let outcome = crate::smt::interruptible(&cancel, || run.execute(&phases));
+    let mut outcome = crate::smt::interruptible(&cancel, || run.execute(&phases));
+    outcome.invariants.append(&mut run.chc_invariants);
     run.stats.time_ms = started.elapsed().as_millis() as u64;
     let templates = template_credit(run.templates.as_ref());
     let credits = Credits { analysis: config.analysis, templates: templates.as_ref(), all_by_templates: run.all_by_templates };
@@ -257,6 +270,7 @@ impl Run<'_> {
                 }
                 Phase::Value(slice) => self.value(slice),
                 Phase::Templates => self.templates(),
+                Phase::Chc => self.chc(),
                 Phase::Cegar => {
                     // Time is kept for a last fuzzing phase if it may still find something.
                     let reserve = phases.contains(&Phase::Fuzz) && self.fuzz.promising();
@@ -446,6 +460,42 @@ impl Run<'_> {
         cfg.reuse = self.reuse.clone();
         let r = crate::analyses::combined::cegar::run(self.program, &cfg, cancel, &mut self.stats, self.found.clone());
         self.with_proved(r)
+    }
+
+    /// The Horn clause phase on the properties still open: what it proves is proved for the
+    /// rest of the run; it ends the run when nothing is left open.
+    fn chc(&mut self) -> Next {
+        let by_templates = |k: &PropertyKey| self.templates.as_ref().is_some_and(|t| t.proved.contains(k));
+        let decided: BTreeSet<PropertyKey> = self
+            .props
+            .iter()
+            .map(|p| p.key)
+            .filter(|k| self.proved.contains(k) || by_templates(k) || self.found.get(k).is_some_and(Decision::is_violated))
+            .collect();
+        let open: Vec<Property> = self.props.iter().filter(|p| !decided.contains(&p.key)).cloned().collect();
+        // A violated property's target may be shared with open ones (an assertion helper's):
+        // its clauses would be satisfiable; the phase is left out then.
+        if open.is_empty() || self.found.values().any(Decision::is_violated) {
+            return Next::Continue;
+        }
+        let budget = self.budget(self.config.shares.chc, CHC_TIME);
+        let cancel = self.cancel.child(Some(budget));
+        let limit = (budget.as_millis() as u64 / 2).max(1);
+        let r = crate::analyses::chc::run(self.program, &open, &decided, &cancel, limit);
+        if r.proved.is_empty() {
+            return Next::Continue;
+        }
+        self.chc_invariants = build::loop_invariants(self.program, &r.invariants, crate::report::InvariantSource::Chc);
+        self.proved.extend(r.proved.iter().copied());
+        if !self.props.iter().all(|p| self.proved.contains(&p.key) || by_templates(&p.key)) {
+            return Next::Continue;
+        }
+        let o = Outcome {
+            decisions: Outcome::violations(&self.found),
+            precision: self.reuse.clone().unwrap_or_default(),
+            ..Outcome::default()
+        };
+        Next::Done(self.with_proved(o))
     }
 
     fn templates(&mut self) -> Next {

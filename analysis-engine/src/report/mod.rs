@@ -175,6 +175,8 @@ pub enum InvariantSource {
     Analysis(Analysis),
     /// Local policy iteration (the template analysis, seed 004).
     Lpi,
+    /// The solution of the whole program's Horn clauses (Spacer, `analyses::chc`).
+    Chc,
 }
 
 impl std::fmt::Display for InvariantSource {
@@ -182,6 +184,7 @@ impl std::fmt::Display for InvariantSource {
         match self {
             InvariantSource::Analysis(a) => f.write_str(a.name()),
             InvariantSource::Lpi => f.write_str("lpi"),
+            InvariantSource::Chc => f.write_str("chc"),
         }
     }
 }

@@ -5,6 +5,7 @@
 pub mod block;
 pub mod dag;
 pub mod encode;
+pub mod external;
 pub mod interpolate;
 pub mod linear;
 pub mod linpred;

@@ -73,6 +73,10 @@ pub struct AnalysisArgs {
     /// Interpolation strategies in the order they are tried: spacer, qe, farkas.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "spacer,qe,farkas")]
     pub interpolation: Vec<Strategy>,
+    /// Phases of `combined` to leave out (comma-separated: fuzz, concrete, summaries, value,
+    /// templates, chc), to measure what each contributes.
+    #[arg(long, value_delimiter = ',', value_name = "PHASE")]
+    pub without: Vec<String>,
     /// What the summary analysis refines per round: dag (all error paths of the round
     /// together, from their counterexample DAG, the default) or path (one error path).
     #[arg(long, default_value = "dag")]
@@ -121,6 +125,11 @@ impl AnalysisArgs {
             ),
         };
         cfg.concrete.native = self.native;
+        for phase in &self.without {
+            if !cfg.without(phase) {
+                return Err(format!("unknown phase `{}` (use {})", phase, VerifyConfig::PHASES.join(", ")));
+            }
+        }
         cfg.summaries.scope = self.summary_precision;
         cfg.summaries.form = self.summary_predicates;
         if cfg.summaries.form == Form::Formulas && cfg.summaries.dag_interpolants.is_none() {

@@ -30,12 +30,13 @@ use crate::cfa::{EdgeId, EdgeKind, NodeId, Program};
 use crate::core::{Cancel, Op};
 use crate::ir::{FuncId, VarId, VarKind};
 use crate::smt::encode::{Encoder, Theory, VTerm};
+use crate::smt::external::HornAnswer;
 use crate::smt::interpolate::{and, symbols_of, SpacerContext};
-use crate::smt::linear::atoms;
-use crate::smt::linpred::LinPred;
+use crate::smt::linear::{atoms, leaf};
+use crate::smt::linpred::{LinPred, Rel};
 
 /// Spacer's limit for one DAG (per encoding).
-const DAG_MS: u64 = 2_000;
+pub const DAG_MS: u64 = 2_000;
 
 /// How a DAG node was derived (indices of earlier nodes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,6 +149,73 @@ pub(crate) fn encode_arc(
     Ok(ArcRel { src, exit: exit_terms, post, body })
 }
 
+/// The atoms of a relation's definition read back from the external solver's text: its
+/// parameters named as the in-process solution names them, then parsed by this process's Z3.
+fn read_definition(sig: &[VarId], (params, body): &(Vec<String>, String)) -> Vec<Clause> {
+    if params.len() != sig.len() {
+        return Vec::new();
+    }
+    let names: Vec<String> = sig.iter().map(|v| format!("v{}_0", v.0)).collect();
+    let mut text: String = names.iter().map(|n| format!("(declare-const {} Int)\n", n)).collect();
+    if params.is_empty() {
+        text.push_str(&format!("(assert {})\n", body));
+    } else {
+        let binds: Vec<String> = params.iter().zip(&names).map(|(p, n)| format!("({} {})", p, n)).collect();
+        text.push_str(&format!("(assert (let ({}) {}))\n", binds.join(" "), body));
+    }
+    let s = z3::Solver::new();
+    s.from_string(text);
+    let scope: HashMap<String, (VarId, u32)> = sig.iter().zip(&names).map(|(v, n)| (n.clone(), (*v, 0))).collect();
+    let bound = |k: u32| names.get(k as usize).cloned();
+    // A literal: a comparison or its negation.
+    let literal = |c: &Dynamic| -> Option<LinPred> {
+        if c.kind() != z3::AstKind::App {
+            return None;
+        }
+        if c.decl().kind() == z3::DeclKind::Not {
+            let (pr, neg) = leaf(&c.children()[0], &scope, &bound)?;
+            return with_polarity(pr, !neg);
+        }
+        let (pr, neg) = leaf(c, &scope, &bound)?;
+        with_polarity(pr, neg)
+    };
+    // The top-level conjuncts that are literals or disjunctions of literals (any other
+    // conjunct is left out: fewer candidates, never wrong ones).
+    let mut clauses: Vec<Clause> = Vec::new();
+    let mut stack: Vec<Dynamic> = s.get_assertions().iter().map(|a| Dynamic::from_ast(a)).collect();
+    while let Some(c) = stack.pop() {
+        if c.kind() != z3::AstKind::App {
+            continue;
+        }
+        match c.decl().kind() {
+            z3::DeclKind::And => stack.extend(c.children()),
+            z3::DeclKind::Or => {
+                if let Some(mut lits) = c.children().iter().map(literal).collect::<Option<Clause>>() {
+                    lits.sort();
+                    lits.dedup();
+                    clauses.push(lits);
+                }
+            }
+            _ => clauses.extend(literal(&c).map(|l| vec![l])),
+        }
+    }
+    clauses.sort();
+    clauses.dedup();
+    clauses
+}
+
+/// `pred`, or its negation when `negated` (`None` if that is not a predicate: `!=`, `≢`).
+fn with_polarity(pred: LinPred, negated: bool) -> Option<LinPred> {
+    match (negated, pred.rel) {
+        (false, _) => Some(pred),
+        (true, Rel::Le) => LinPred::new(pred.terms.iter().map(|&(v, c)| (v, -c)).collect(), 1 - pred.constant, Rel::Le),
+        (true, _) => None,
+    }
+}
+
+/// A disjunction of predicates (a conjunct of a relation's solution).
+pub type Clause = Vec<LinPred>;
+
 /// Why a DAG has no solution.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DagFailure {
@@ -160,17 +228,44 @@ pub enum DagFailure {
 /// Per node of `dag`, the atoms of its relation in a solution of the DAG's Horn clauses (on
 /// ideal integers; on C's ranges and wrap-around when a path is feasible on ideal integers).
 /// An error when there is no solution: some path of the DAG is feasible in both, or Spacer
-/// gave up (then the other encoding is not tried: it is no easier).
+/// gave up (then the other encoding is not tried: it is no easier). Spacer gets `limit_ms`
+/// per encoding. The arcs may form cycles (the whole program's clauses, `analyses::chc`).
 pub fn dag_predicates(
     p: &Program,
     dag: &[DagNode],
     copies: &dyn Fn(FuncId) -> Vec<(VarId, VarId)>,
     cancel: &Cancel,
+    limit_ms: u64,
 ) -> Result<Vec<Vec<LinPred>>, DagFailure> {
+    let solution = dag_solution(p, dag, copies, cancel, limit_ms, false)?;
+    Ok(solution
+        .into_iter()
+        .map(|node| {
+            let mut atoms: Vec<LinPred> = node.into_iter().flatten().collect();
+            atoms.sort();
+            atoms.dedup();
+            atoms
+        })
+        .collect())
+}
+
+/// [`dag_predicates`] with the solution's shape: per node the conjuncts of its relation's
+/// solution that are disjunctions of comparisons (from the external solver, whose solution
+/// is read as formulas; `external`), or its atoms, each as a clause of its own (from Z3
+/// 4.8.12 in this process, whose covers are read as atoms).
+pub fn dag_solution(
+    p: &Program,
+    dag: &[DagNode],
+    copies: &dyn Fn(FuncId) -> Vec<(VarId, VarId)>,
+    cancel: &Cancel,
+    limit_ms: u64,
+    external: bool,
+) -> Result<Vec<Vec<Clause>>, DagFailure> {
+    let external = if external { crate::smt::external::solver_path() } else { None };
     let encodings = [Theory::Int { ranges: false, exact: false, parity: true }, Theory::Int { ranges: true, exact: true, parity: true }];
     for theory in encodings {
         cancel.check().map_err(|i| DagFailure::GaveUp(i.describe()))?;
-        match solve(p, dag, theory, copies, cancel) {
+        match solve(p, dag, theory, copies, cancel, limit_ms, external) {
             Err(DagFailure::Feasible) => continue,
             r => return r,
         }
@@ -184,9 +279,11 @@ fn solve(
     theory: Theory,
     copies: &dyn Fn(FuncId) -> Vec<(VarId, VarId)>,
     cancel: &Cancel,
-) -> Result<Vec<Vec<LinPred>>, DagFailure> {
+    limit_ms: u64,
+    external: Option<&std::path::Path>,
+) -> Result<Vec<Vec<Clause>>, DagFailure> {
     let t0 = std::time::Instant::now();
-    let fp = SpacerContext::new(cancel, DAG_MS);
+    let fp = SpacerContext::new(cancel, limit_ms);
     let sigs: HashMap<FuncId, Vec<VarId>> = dag.iter().map(|n| (n.func, signature(p, n.func))).collect();
     let rels: Vec<FuncDecl> = dag
         .iter()
@@ -201,7 +298,7 @@ fn solve(
         let refs: Vec<&dyn Ast> = args.iter().map(|d| d as &dyn Ast).collect();
         rels[i].apply(&refs).as_bool().expect("a relation")
     };
-    let mut clauses = 0usize;
+    let mut rules: Vec<Bool> = Vec::new();
     for (i, node) in dag.iter().enumerate() {
         let sig = &sigs[&node.func];
         for arc in &node.arcs {
@@ -226,8 +323,7 @@ fn solve(
             let rule = and(&body).implies(app(i, &post));
             let bound: Vec<&dyn Ast> = vars.values().map(|d| d as &dyn Ast).collect();
             let rule = if bound.is_empty() { rule } else { z3::ast::forall_const(&bound, &[], &rule) };
-            fp.add_rule(&rule, None);
-            clauses += 1;
+            rules.push(rule);
         }
         if node.target {
             let mut enc = Encoder::new(p, theory, false);
@@ -235,8 +331,31 @@ fn solve(
             let rule = app(i, &args).implies(error.apply(&[]).as_bool().expect("a relation"));
             let bound: Vec<&dyn Ast> = args.iter().map(|d| d as &dyn Ast).collect();
             let rule = if bound.is_empty() { rule } else { z3::ast::forall_const(&bound, &[], &rule) };
-            fp.add_rule(&rule, None);
+            rules.push(rule);
         }
+    }
+    let clauses = rules.len();
+    if let Some(path) = external {
+        let decls: Vec<(String, usize)> = dag
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (format!("dag_{}", i), sigs[&n.func].len()))
+            .chain([("dag_error".to_string(), 0)])
+            .collect();
+        let r = crate::smt::external::solve_horn(path, &decls, &rules, "dag_error", cancel, limit_ms);
+        tracing::debug!("summaries: {} nodes, {} clauses ({:?}): external Spacer in {:?}", dag.len(), clauses, theory, t0.elapsed());
+        return match r {
+            Ok(HornAnswer::Derivable) => Err(DagFailure::Feasible),
+            Err(why) => Err(DagFailure::GaveUp(why)),
+            Ok(HornAnswer::Solved(defs)) => Ok(dag
+                .iter()
+                .enumerate()
+                .map(|(i, node)| defs.get(&format!("dag_{}", i)).map_or_else(Vec::new, |d| read_definition(&sigs[&node.func], d)))
+                .collect()),
+        };
+    }
+    for rule in &rules {
+        fp.add_rule(rule, None);
     }
     let r = fp.query(&error.apply(&[]).as_bool().expect("a relation"));
     tracing::debug!("summaries: DAG of {} nodes, {} clauses ({:?}): Spacer {:?} in {:?}", dag.len(), clauses, theory, r, t0.elapsed());
@@ -260,7 +379,7 @@ fn solve(
         atoms(&Dynamic::from_ast(&cover), &scope, &|k| names.get(k as usize).cloned(), &mut preds);
         preds.sort();
         preds.dedup();
-        out.push(preds);
+        out.push(preds.into_iter().map(|a| vec![a]).collect());
     }
     Ok(out)
 }

@@ -681,7 +681,7 @@ fn refine_dag(
             Err(why) => tracing::debug!("summaries: no {:?} interpolants for the DAG ({:?}); Spacer instead", kind, why),
         }
     }
-    let atoms = dag_predicates(p, dag, copies, cancel)?;
+    let atoms = dag_predicates(p, dag, copies, cancel, horn::DAG_MS)?;
     Ok(atoms.into_iter().map(|node| node.into_iter().map(Pred::from).collect()).collect())
 }
 
