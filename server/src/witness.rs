@@ -146,11 +146,12 @@ pub fn correctness_witness(report: &Report, program: &Program, task: &Task) -> S
         .invariants
         .iter()
         .filter(|i| i.inductive)
-        .map(|i| {
+        .filter_map(|i| Some((i, crate::invariant_text::without_model_state(&i.expr)?)))
+        .map(|(i, expr)| {
             json!({ "invariant": {
                 "type": "loop_invariant",
                 "location": location(task, i.range.line, i.range.col, &i.function),
-                "value": i.expr,
+                "value": expr,
                 "format": "c_expression",
             } })
         })
