@@ -70,7 +70,7 @@ pub fn property(p: &PropertyReport) -> Value {
             Confirmation::NativeRun => "native run",
         });
     }
-    if let Some(text) = crate::messages::stdin_bytes(p) {
+    if let Some(text) = p.stdin() {
         // What the counterexample reads from standard input (lossy for bytes that are not UTF-8).
         o["stdin"] = json!(String::from_utf8_lossy(&text));
     }

@@ -113,25 +113,7 @@ fn counterexample(p: &PropertyReport) -> String {
 /// What a violated property's counterexample reads from standard input, as a quoted string a
 /// user can type (`"5\n"`), or `None` when it reads none.
 pub fn stdin_shown(p: &PropertyReport) -> Option<String> {
-    stdin_bytes(p).map(|t| analysis_engine::harness::quote_bytes(&t))
-}
-
-/// The bytes of [`stdin_shown`].
-pub fn stdin_bytes(p: &PropertyReport) -> Option<Vec<u8>> {
-    if p.verdict != Verdict::False {
-        return None;
-    }
-    let seq: Vec<(&str, i128)> = if p.inputs.is_empty() {
-        p.trace
-            .iter()
-            .filter_map(|s| s.input.as_ref())
-            .filter(|i| i.origin == analysis_engine::report::InputOrigin::Call)
-            .map(|i| (i.source.as_str(), i.value))
-            .collect()
-    } else {
-        p.inputs.iter().map(|(f, v)| (f.as_str(), *v)).collect()
-    };
-    analysis_engine::harness::stdin_text(&seq)
+    p.stdin().map(|t| analysis_engine::harness::quote_bytes(&t))
 }
 
 pub fn message(p: &PropertyReport) -> String {

@@ -79,3 +79,34 @@ fn scanf_of_floats_stays_unknown_and_other_streams_are_external() {
         assert_eq!(p["verdict"], "unknown", "{p}");
     }
 }
+
+#[test]
+fn standard_input_read_where_the_models_do_not_see_it_is_not_modelled() {
+    // `ungetc` puts a byte back: the models' view of the stream would be wrong, so the `getchar`
+    // after it is an external and the (impossible) violation is never reported.
+    let dir = temp_dir("inputs-ungetc");
+    let file = dir.join("u.c");
+    std::fs::write(
+        &file,
+        "#include <assert.h>\n#include <stdio.h>\nint main(void) {\n  int c = getchar();\n  if (c == EOF) return 0;\n  \
+         ungetc('x', stdin);\n  assert(getchar() == 'x');\n  return 0;\n}\n",
+    )
+    .unwrap();
+    let out = Command::new(cpals_bin()).args(["check", "--json", "--timeout", "60"]).arg(&file).output().expect("cpals runs");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    let p = report["properties"].as_array().unwrap().iter().find(|p| p["line"] == 7).expect("the assertion");
+    assert_eq!(p["verdict"], "unknown", "{p}");
+    // `puts` does not touch standard input: `scanf` stays modelled.
+    let file = dir.join("f.c");
+    std::fs::write(
+        &file,
+        "#include <assert.h>\n#include <stdio.h>\nint main(void) {\n  unsigned u = 0;\n  puts(\"hex?\");\n  \
+         if (scanf(\"%x\", &u) == 1)\n    assert(u != 0xbeef);\n  return 0;\n}\n",
+    )
+    .unwrap();
+    let out = Command::new(cpals_bin()).args(["check", "--json", "--timeout", "60"]).arg(&file).output().expect("cpals runs");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    let p = report["properties"].as_array().unwrap().iter().find(|p| p["line"] == 7).expect("the assertion");
+    assert_eq!(p["verdict"], "false", "{p}");
+    assert_eq!(p["stdin"], "beef\n", "{p}");
+}

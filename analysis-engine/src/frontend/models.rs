@@ -104,6 +104,12 @@ pub fn bytes_only(name: &str) -> bool {
 pub fn needed(unit: &TranslationUnit) -> BTreeSet<String> {
     struct Names<'n> {
         used: &'n mut BTreeSet<String>,
+        /// Uses of `stdin` in total, and as the stream of a call the models cover.
+        stdin_uses: usize,
+        stdin_modelled: usize,
+        /// A call of a function that reads or moves standard input in a way the models do not
+        /// cover (`ungetc`, `fread`, `scanf("%f")`, …).
+        stdin_other: bool,
     }
     impl<'ast> Visit<'ast> for Names<'_> {
         fn visit_expression(&mut self, e: &'ast Expression, span: &'ast Span) {
@@ -111,8 +117,21 @@ pub fn needed(unit: &TranslationUnit) -> BTreeSet<String> {
                 if models().contains_key(&id.node.name) {
                     self.used.insert(id.node.name.clone());
                 }
+                if id.node.name == "stdin" {
+                    self.stdin_uses += 1;
+                }
             }
             if let Expression::Call(c) = e {
+                match stdin_call(&c.node) {
+                    Some(Stdin::Scanf(_, 1)) => {}
+                    Some(_) => self.stdin_modelled += 1,
+                    None => {
+                        if let Expression::Identifier(f) = &c.node.callee.node {
+                            let getchar = f.node.name == "getchar" && c.node.arguments.is_empty();
+                            self.stdin_other |= !getchar && touches_stdin(&f.node.name);
+                        }
+                    }
+                }
                 if let Some(Stdin::Scanf(convs, _)) = stdin_call(&c.node) {
                     self.used.insert(scanf_name(&convs));
                 }
@@ -128,6 +147,7 @@ pub fn needed(unit: &TranslationUnit) -> BTreeSet<String> {
     }
     let mut used = BTreeSet::new();
     let mut defined = BTreeSet::new();
+    let mut names = Names { used: &mut used, stdin_uses: 0, stdin_modelled: 0, stdin_other: false };
     for ext in &unit.0 {
         match &ext.node {
             ExternalDeclaration::FunctionDefinition(fd) => {
@@ -151,7 +171,13 @@ pub fn needed(unit: &TranslationUnit) -> BTreeSet<String> {
             }
             ExternalDeclaration::StaticAssert(_) => {}
         }
-        Names { used: &mut used }.visit_external_declaration(&ext.node, &ext.span);
+        names.visit_external_declaration(&ext.node, &ext.span);
+    }
+    let stdin_exact = !names.stdin_other && names.stdin_uses == names.stdin_modelled;
+    if !stdin_exact {
+        // Standard input is also read (or moved) where the models do not see it: their view of
+        // the stream would not be exact, so none of its functions is modelled (all external).
+        used.retain(|n| !is_stdin_model(n));
     }
     let mut out = BTreeSet::new();
     let mut stack: Vec<String> = used.into_iter().filter(|n| !defined.contains(n)).collect();
@@ -189,6 +215,49 @@ pub fn units(names: &BTreeSet<String>) -> Vec<(String, u32, std::borrow::Cow<'st
         }
     }
     out
+}
+
+/// Whether a model is one of standard input's (linked only when the models see every use of
+/// the stream).
+fn is_stdin_model(name: &str) -> bool {
+    name == "getchar" || name == "__cpals_fgets_stdin" || name.starts_with(SCANF_PREFIX)
+}
+
+/// Functions of the C library that read standard input, may read it (a descriptor or stream
+/// given as a value) or change what reading it gives. (Stream functions given `stdin` itself,
+/// `fflush(stdin)`, or a stream variable that holds it are caught by the use of `stdin`.)
+fn touches_stdin(name: &str) -> bool {
+    let base = name.strip_prefix("__isoc99_").or_else(|| name.strip_prefix("__isoc23_")).unwrap_or(name);
+    matches!(
+        base,
+        "scanf"
+            | "fscanf"
+            | "vscanf"
+            | "vfscanf"
+            | "getchar"
+            | "getc"
+            | "fgetc"
+            | "_IO_getc"
+            | "getchar_unlocked"
+            | "getc_unlocked"
+            | "fgetc_unlocked"
+            | "fgets"
+            | "fgets_unlocked"
+            | "gets"
+            | "getline"
+            | "getdelim"
+            | "__getdelim"
+            | "fread"
+            | "fread_unlocked"
+            | "ungetc"
+            | "read"
+            | "readv"
+            | "pread"
+            | "fdopen"
+            | "dup2"
+            | "dup3"
+            | "close"
+    )
 }
 
 /// The prefix of the generated `scanf` models' names (`__cpals_scanf_d_lu`: one per list of
