@@ -441,6 +441,9 @@ impl InputSource {
     /// [`InputSource::ExternObject`]).
     pub fn unmodelled(&self) -> Option<String> {
         match self {
+            InputSource::External(f) if f == crate::frontend::models::STDIN_UNMODELLED => {
+                Some("value read from standard input after a conversion of `scanf` failed, which cpals does not track".into())
+            }
             InputSource::External(f) => Some(format!("value returned by `{}`, which cpals does not model yet", f)),
             InputSource::ExternObject(x) => Some(format!("value of the `extern` object `{}`, which the program does not define", x)),
             InputSource::Call(_) | InputSource::Uninitialised => None,

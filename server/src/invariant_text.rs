@@ -277,6 +277,21 @@ fn relation_text(l: &Lin) -> String {
     }
 }
 
+/// `expr` without its conjuncts over the library models' own state (`__cpals_in_state`),
+/// which is no variable of the program's; `None` when nothing else is left. Dropping
+/// conjuncts only weakens it.
+pub fn without_model_state(expr: &str) -> Option<String> {
+    if !expr.contains("__cpals_") {
+        return Some(expr.to_string());
+    }
+    if expr.contains("||") {
+        // Splitting at `&&` alone would not give its conjuncts.
+        return None;
+    }
+    let kept: Vec<&str> = conjuncts(expr).into_iter().filter(|c| !c.contains("__cpals_")).collect();
+    (!kept.is_empty()).then(|| kept.join(" && "))
+}
+
 /// The invariant `expr` as shown, `types` giving each variable's range by its type (`None`:
 /// unknown, then nothing about it is dropped). `None` when every conjunct is implied by the
 /// types (the invariant says nothing more).
@@ -287,7 +302,9 @@ pub fn present(expr: &str, types: &dyn Fn(&str) -> Option<Bounds>) -> Option<Str
         .filter(|c| {
             let new = !seen.contains(c);
             seen.push(*c);
-            new
+            // The state of cpals's library models (`__cpals_in_state`, standard input's) is
+            // no variable of the user's.
+            new && !c.contains("__cpals_")
         })
         .map(|c| (c, parse(c)))
         .collect();
@@ -464,6 +481,11 @@ mod tests {
         assert_eq!(show("0ULL <= klen"), None);
         // Unknown variables' conjuncts are kept.
         assert_eq!(show("z >= 0 && z >= 0").as_deref(), Some("0 <= z"));
+        // The library models' own state is not shown.
+        assert_eq!(show("__cpals_in_state == 0 && __cpals_in_base == 0 && n <= 7").as_deref(), Some("n <= 7"));
+        assert_eq!(show("__cpals_in_state == 0"), None);
+        assert_eq!(without_model_state("__cpals_in_base == 0 && (x + y) % 2 == 0").as_deref(), Some("(x + y) % 2 == 0"));
+        assert_eq!(without_model_state("__cpals_in_state == 0"), None);
     }
 
     #[test]

@@ -70,6 +70,10 @@ pub fn property(p: &PropertyReport) -> Value {
             Confirmation::NativeRun => "native run",
         });
     }
+    if let Some(text) = p.stdin() {
+        // What the counterexample reads from standard input (lossy for bytes that are not UTF-8).
+        o["stdin"] = json!(String::from_utf8_lossy(&text));
+    }
     if !p.trace.is_empty() {
         o["trace"] = Value::Array(p.trace.iter().map(step).collect());
     }

@@ -101,12 +101,19 @@ pub fn holds(p: &PropertyReport) -> String {
 /// The sentence for a property's verdict.
 /// "counterexample with 12 steps", saying when a sandboxed native run confirmed it.
 fn counterexample(p: &PropertyReport) -> String {
+    let stdin = stdin_shown(p).map(|t| format!(", stdin: {}", t)).unwrap_or_default();
     match p.confirmed_by {
         Some(Confirmation::NativeRun) => {
-            format!("counterexample with {} steps, confirmed by running the program natively in the sandbox", p.trace.len())
+            format!("counterexample with {} steps{}, confirmed by running the program natively in the sandbox", p.trace.len(), stdin)
         }
-        _ => format!("counterexample with {} steps", p.trace.len()),
+        _ => format!("counterexample with {} steps{}", p.trace.len(), stdin),
     }
+}
+
+/// What a violated property's counterexample reads from standard input, as a quoted string a
+/// user can type (`"5\n"`), or `None` when it reads none.
+pub fn stdin_shown(p: &PropertyReport) -> Option<String> {
+    p.stdin().map(|t| analysis_engine::harness::quote_bytes(&t))
 }
 
 pub fn message(p: &PropertyReport) -> String {

@@ -146,11 +146,12 @@ pub fn correctness_witness(report: &Report, program: &Program, task: &Task) -> S
         .invariants
         .iter()
         .filter(|i| i.inductive)
-        .map(|i| {
+        .filter_map(|i| Some((i, crate::invariant_text::without_model_state(&i.expr)?)))
+        .map(|(i, expr)| {
             json!({ "invariant": {
                 "type": "loop_invariant",
                 "location": location(task, i.range.line, i.range.col, &i.function),
-                "value": i.expr,
+                "value": expr,
                 "format": "c_expression",
             } })
         })
@@ -196,7 +197,10 @@ fn segments(prop: &PropertyReport, program: &Program, task: &Task) -> Result<Vec
             return Err(format!("the violation is in `{}`, an entry of its own that `main` does not reach", prop.function));
         }
     }
-    let inputs = if crate::evidence::abridged(&prop.trace) { Vec::new() } else { crate::evidence::inputs(program, prop)? };
+    let mut inputs = if crate::evidence::abridged(&prop.trace) { Vec::new() } else { crate::evidence::inputs(program, prop)? };
+    // Inputs read inside a C library model (standard input's bytes and numbers) have no
+    // waypoint: the format has no way to say what standard input holds.
+    inputs.retain(|i| *i.step.range.file == *program.file);
     let lines: Vec<&str> = task.source.split('\n').collect();
     let mut segs = Vec::new();
     let mut next_input = 0;

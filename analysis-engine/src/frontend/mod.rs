@@ -243,8 +243,8 @@ pub fn parse_project(
         pp.push('\n');
     }
     for (file, line, text) in models::units(&wanted) {
-        linemap.append(pp.len(), text, &file, line);
-        pp.push_str(text);
+        linemap.append(pp.len(), &text, &file, line);
+        pp.push_str(&text);
     }
     parse_text(&pp, linemap, &name)
 }

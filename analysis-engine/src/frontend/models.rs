@@ -28,11 +28,15 @@ pub fn is_model_file(file: &str) -> bool {
 }
 
 /// The model sources, in the order their units are appended.
-const SOURCES: [(&str, &str); 3] = [
+const SOURCES: [(&str, &str); 4] = [
     ("string.c", include_str!("../../libc/string.c")),
     ("ctype.c", include_str!("../../libc/ctype.c")),
     ("stdlib.c", include_str!("../../libc/stdlib.c")),
+    ("stdio.c", include_str!("../../libc/stdio.c")),
 ];
+
+/// The file name of the generated `scanf` conversions (below [`MODELS_FILE`]).
+const SCANF_FILE: &str = "scanf.c";
 
 /// One unit of a model file.
 #[derive(Debug)]
@@ -100,6 +104,12 @@ pub fn bytes_only(name: &str) -> bool {
 pub fn needed(unit: &TranslationUnit) -> BTreeSet<String> {
     struct Names<'n> {
         used: &'n mut BTreeSet<String>,
+        /// Uses of `stdin` in total, and as the stream of a call the models cover.
+        stdin_uses: usize,
+        stdin_modelled: usize,
+        /// A call of a function that reads or moves standard input in a way the models do not
+        /// cover (`ungetc`, `fread`, `scanf("%f")`, …).
+        stdin_other: bool,
     }
     impl<'ast> Visit<'ast> for Names<'_> {
         fn visit_expression(&mut self, e: &'ast Expression, span: &'ast Span) {
@@ -107,12 +117,37 @@ pub fn needed(unit: &TranslationUnit) -> BTreeSet<String> {
                 if models().contains_key(&id.node.name) {
                     self.used.insert(id.node.name.clone());
                 }
+                if id.node.name == "stdin" {
+                    self.stdin_uses += 1;
+                }
+            }
+            if let Expression::Call(c) = e {
+                match stdin_call(&c.node) {
+                    Some(Stdin::Scanf(_, 1)) => {}
+                    Some(_) => self.stdin_modelled += 1,
+                    None => {
+                        if let Expression::Identifier(f) = &c.node.callee.node {
+                            let getchar = f.node.name == "getchar" && c.node.arguments.is_empty();
+                            self.stdin_other |= !getchar && touches_stdin(&f.node.name);
+                        }
+                    }
+                }
+                if let Some(Stdin::Scanf(convs, _)) = stdin_call(&c.node) {
+                    self.used.insert(scanf_name(&convs));
+                }
+                if let Some(Stdin::Getchar) = stdin_call(&c.node) {
+                    self.used.insert("getchar".into());
+                }
+                if let Some(Stdin::Fgets) = stdin_call(&c.node) {
+                    self.used.insert("__cpals_fgets_stdin".into());
+                }
             }
             lang_c::visit::visit_expression(self, e, span);
         }
     }
     let mut used = BTreeSet::new();
     let mut defined = BTreeSet::new();
+    let mut names = Names { used: &mut used, stdin_uses: 0, stdin_modelled: 0, stdin_other: false };
     for ext in &unit.0 {
         match &ext.node {
             ExternalDeclaration::FunctionDefinition(fd) => {
@@ -136,7 +171,13 @@ pub fn needed(unit: &TranslationUnit) -> BTreeSet<String> {
             }
             ExternalDeclaration::StaticAssert(_) => {}
         }
-        Names { used: &mut used }.visit_external_declaration(&ext.node, &ext.span);
+        names.visit_external_declaration(&ext.node, &ext.span);
+    }
+    let stdin_exact = !names.stdin_other && names.stdin_uses == names.stdin_modelled;
+    if !stdin_exact {
+        // Standard input is also read (or moved) where the models do not see it: their view of
+        // the stream would not be exact, so none of its functions is modelled (all external).
+        used.retain(|n| !is_stdin_model(n));
     }
     let mut out = BTreeSet::new();
     let mut stack: Vec<String> = used.into_iter().filter(|n| !defined.contains(n)).collect();
@@ -147,22 +188,341 @@ pub fn needed(unit: &TranslationUnit) -> BTreeSet<String> {
         if let Some(m) = models().get(&n) {
             stack.extend(m.uses.iter().cloned());
         }
+        if n.starts_with(SCANF_PREFIX) {
+            stack.extend(["__cpals_stdin_state".to_string(), "__cpals_stdin_next".to_string()]);
+            if n.split('_').any(|t| t == "c") {
+                stack.push("getchar".to_string());
+            }
+        }
     }
     out
 }
 
 /// The units of the models `names`, in the order of their files: the file name positions in
 /// it have (below [`MODELS_FILE`]), the line it starts at there, and its text (whole lines).
-pub fn units(names: &BTreeSet<String>) -> Vec<(String, u32, &'static str)> {
+pub fn units(names: &BTreeSet<String>) -> Vec<(String, u32, std::borrow::Cow<'static, str>)> {
     let mut out = Vec::new();
     for (file, _) in SOURCES {
         let mut in_file: Vec<&Model> = models().values().filter(|m| m.file == file && names.contains(&m.name)).collect();
         in_file.sort_by_key(|m| m.line);
         for m in in_file {
-            out.push((format!("{}/{}", MODELS_FILE, file), m.line, m.text.as_str()));
+            out.push((format!("{}/{}", MODELS_FILE, file), m.line, std::borrow::Cow::Borrowed(m.text.as_str())));
+        }
+    }
+    for n in names.iter().filter(|n| n.starts_with(SCANF_PREFIX)) {
+        if let Some(text) = scanf_text(n) {
+            out.push((format!("{}/{}", MODELS_FILE, SCANF_FILE), 1, std::borrow::Cow::Owned(text)));
         }
     }
     out
+}
+
+/// Whether a model is one of standard input's (linked only when the models see every use of
+/// the stream).
+fn is_stdin_model(name: &str) -> bool {
+    name == "getchar" || name == "__cpals_fgets_stdin" || name.starts_with(SCANF_PREFIX)
+}
+
+/// Functions of the C library that read standard input, may read it (a descriptor or stream
+/// given as a value) or change what reading it gives. (Stream functions given `stdin` itself,
+/// `fflush(stdin)`, or a stream variable that holds it are caught by the use of `stdin`.)
+fn touches_stdin(name: &str) -> bool {
+    let base = name.strip_prefix("__isoc99_").or_else(|| name.strip_prefix("__isoc23_")).unwrap_or(name);
+    matches!(
+        base,
+        "scanf"
+            | "fscanf"
+            | "vscanf"
+            | "vfscanf"
+            | "getchar"
+            | "getc"
+            | "fgetc"
+            | "_IO_getc"
+            | "getchar_unlocked"
+            | "getc_unlocked"
+            | "fgetc_unlocked"
+            | "fgets"
+            | "fgets_unlocked"
+            | "gets"
+            | "getline"
+            | "getdelim"
+            | "__getdelim"
+            | "fread"
+            | "fread_unlocked"
+            | "ungetc"
+            | "read"
+            | "readv"
+            | "pread"
+            | "fdopen"
+            | "dup2"
+            | "dup3"
+            | "close"
+    )
+}
+
+/// The prefix of the generated `scanf` models' names (`__cpals_scanf_d_lu`: one per list of
+/// conversions, its text made by [`scanf_text`]).
+pub const SCANF_PREFIX: &str = "__cpals_scanf_";
+
+/// The prefix of the input functions of the standard input model (`libc/stdio.c`): the bytes
+/// and numbers the user types, which harnesses turn back into text.
+pub const STDIN_INPUT_PREFIX: &str = "__cpals_stdin_";
+
+/// The input function whose values are not tracked (after a failed conversion): any value,
+/// never confirming a counterexample.
+pub const STDIN_UNMODELLED: &str = "__cpals_stdin_unmodelled";
+
+/// A conversion of a `scanf` format that cpals models.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Conv {
+    /// `%d %i %u %o %x` with a length (`hh`, `h`, none, `l`, `ll`).
+    Num { conv: char, len: &'static str },
+    /// `%c` (one byte, no white space skipped).
+    Char,
+    /// `%s` with an optional width.
+    Str(Option<u32>),
+}
+
+impl Conv {
+    fn token(&self) -> String {
+        match self {
+            Conv::Num { conv, len } => format!("{}{}", len, conv),
+            Conv::Char => "c".into(),
+            Conv::Str(None) => "s".into(),
+            Conv::Str(Some(w)) => format!("s{}", w),
+        }
+    }
+
+    fn from_token(t: &str) -> Option<Conv> {
+        if t == "c" {
+            return Some(Conv::Char);
+        }
+        if let Some(w) = t.strip_prefix('s') {
+            return if w.is_empty() { Some(Conv::Str(None)) } else { w.parse().ok().filter(|&w| w > 0).map(|w| Conv::Str(Some(w))) };
+        }
+        let conv = t.chars().last()?;
+        let len = match &t[..t.len() - 1] {
+            "hh" => "hh",
+            "h" => "h",
+            "" => "",
+            "l" => "l",
+            "ll" => "ll",
+            _ => return None,
+        };
+        matches!(conv, 'd' | 'i' | 'u' | 'o' | 'x').then_some(Conv::Num { conv, len })
+    }
+
+    /// The C type the conversion stores, and the suffix of its input function (as
+    /// `__VERIFIER_nondet_X` names types).
+    fn c_type(&self) -> (&'static str, &'static str) {
+        let Conv::Num { conv, len } = self else { return ("char", "char") };
+        let signed = matches!(conv, 'd' | 'i');
+        match (*len, signed) {
+            ("hh", true) => ("signed char", "char"),
+            ("hh", false) => ("unsigned char", "uchar"),
+            ("h", true) => ("short", "short"),
+            ("h", false) => ("unsigned short", "ushort"),
+            ("l", true) => ("long", "long"),
+            ("l", false) => ("unsigned long", "ulong"),
+            ("ll", true) => ("long long", "longlong"),
+            ("ll", false) => ("unsigned long long", "ulonglong"),
+            (_, true) => ("int", "int"),
+            (_, false) => ("unsigned int", "uint"),
+        }
+    }
+}
+
+/// The base a number of a conversion's input function is written in (`dec`, `oct`, `hex`,
+/// `int` for `%i`, written in decimal unless the next byte needs another form).
+fn num_base(conv: char) -> &'static str {
+    match conv {
+        'o' => "oct",
+        'x' => "hex",
+        'i' => "int",
+        _ => "dec",
+    }
+}
+
+/// The bytes of a narrow string literal's pieces (with their quotes), if it has only simple
+/// escapes.
+pub fn literal_bytes(pieces: &[String]) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    for p in pieces {
+        let body = p.strip_prefix('"')?.strip_suffix('"')?;
+        let mut it = body.bytes();
+        while let Some(b) = it.next() {
+            if b != b'\\' {
+                out.push(b);
+                continue;
+            }
+            out.push(match it.next()? {
+                b'n' => b'\n',
+                b't' => b'\t',
+                b'r' => b'\r',
+                b'v' => 0x0b,
+                b'f' => 0x0c,
+                b'\\' => b'\\',
+                b'"' => b'"',
+                b'\'' => b'\'',
+                _ => return None,
+            });
+        }
+    }
+    Some(out)
+}
+
+/// The conversions of a `scanf` format cpals models: `%d %i %u %o %x %X` with `hh h l ll`,
+/// `%c`, `%s` with a width, and white space before a conversion that skips it anyway. `None`
+/// for anything else (floats, literal characters, `%*`, `%[`, `%n`, white space before `%c`
+/// or at the end, which would consume input the model does not track).
+pub fn scanf_format(fmt: &[u8]) -> Option<Vec<Conv>> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut space = false;
+    while i < fmt.len() {
+        let b = fmt[i];
+        if b.is_ascii_whitespace() {
+            space = true;
+            i += 1;
+            continue;
+        }
+        if b != b'%' {
+            return None;
+        }
+        i += 1;
+        let start = i;
+        while i < fmt.len() && fmt[i].is_ascii_digit() {
+            i += 1;
+        }
+        let width: Option<u32> = if i > start { Some(std::str::from_utf8(&fmt[start..i]).ok()?.parse().ok()?) } else { None };
+        let len = if fmt[i..].starts_with(b"hh") {
+            "hh"
+        } else if fmt[i..].starts_with(b"ll") {
+            "ll"
+        } else if fmt[i..].starts_with(b"h") {
+            "h"
+        } else if fmt[i..].starts_with(b"l") {
+            "l"
+        } else {
+            ""
+        };
+        i += len.len();
+        let conv = *fmt.get(i)? as char;
+        i += 1;
+        let c = match conv {
+            'd' | 'i' | 'u' | 'o' | 'x' | 'X' if width.is_none() => Conv::Num { conv: if conv == 'X' { 'x' } else { conv }, len },
+            'c' if width.is_none() && len.is_empty() && !space => Conv::Char,
+            's' if len.is_empty() && width != Some(0) => Conv::Str(width),
+            _ => return None,
+        };
+        space = false;
+        out.push(c);
+    }
+    if space || out.is_empty() || out.len() > 16 {
+        return None;
+    }
+    Some(out)
+}
+
+/// The name of the generated model of `scanf` with these conversions.
+pub fn scanf_name(convs: &[Conv]) -> String {
+    let tokens: Vec<String> = convs.iter().map(Conv::token).collect();
+    format!("{}{}", SCANF_PREFIX, tokens.join("_"))
+}
+
+/// A call that reads standard input, as the models see it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Stdin {
+    /// `scanf(fmt, …)` or `fscanf(stdin, fmt, …)` with a literal format cpals models: its
+    /// conversions and the index of the first pointer argument.
+    Scanf(Vec<Conv>, usize),
+    /// `getc(stdin)`, `fgetc(stdin)`.
+    Getchar,
+    /// `fgets(s, n, stdin)`.
+    Fgets,
+}
+
+/// Whether a call reads standard input in a way the models cover (by the callee's name and
+/// its arguments: the stream is `stdin` itself, the format a literal).
+pub fn stdin_call(call: &lang_c::ast::CallExpression) -> Option<Stdin> {
+    let Expression::Identifier(id) = &call.callee.node else { return None };
+    let is_stdin = |k: usize| matches!(call.arguments.get(k).map(|a| &a.node), Some(Expression::Identifier(s)) if s.node.name == "stdin");
+    let format = |k: usize| match call.arguments.get(k).map(|a| &a.node) {
+        Some(Expression::StringLiteral(s)) => literal_bytes(&s.node).and_then(|f| scanf_format(&f)),
+        _ => None,
+    };
+    let args = call.arguments.len();
+    match id.node.name.as_str() {
+        "scanf" | "__isoc99_scanf" => format(0).filter(|c| c.len() + 1 == args).map(|c| Stdin::Scanf(c, 1)),
+        "fscanf" | "__isoc99_fscanf" if is_stdin(0) => format(1).filter(|c| c.len() + 2 == args).map(|c| Stdin::Scanf(c, 2)),
+        "getc" | "fgetc" | "_IO_getc" if args == 1 && is_stdin(0) => Some(Stdin::Getchar),
+        "fgets" if args == 3 && is_stdin(2) => Some(Stdin::Fgets),
+        _ => None,
+    }
+}
+
+/// The C text of the generated model `name` ([`scanf_name`]): the conversions one after the
+/// other, each storing through its pointer only when it succeeds, returning how many did
+/// (or `EOF` when the input ends before the first).
+pub fn scanf_text(name: &str) -> Option<String> {
+    let convs: Vec<Conv> = name.strip_prefix(SCANF_PREFIX)?.split('_').map(Conv::from_token).collect::<Option<_>>()?;
+    let mut s = String::new();
+    let mut params = Vec::new();
+    for (k, c) in convs.iter().enumerate() {
+        if let Conv::Num { conv, .. } = c {
+            let (ty, suffix) = c.c_type();
+            let decl = format!("{} {}{}_{}(void);\n", ty, STDIN_INPUT_PREFIX, num_base(*conv), suffix);
+            if !s.contains(&decl) {
+                s.push_str(&decl);
+            }
+        }
+        params.push(format!("{} *p{}", c.c_type().0, k));
+    }
+    s.push_str(&format!("int {}({}) {{\n    int o;\n    int i;\n    int c;\n", name, params.join(", ")));
+    s.push_str("    i = 0;\n    c = 0;\n    o = 0;\n");
+    for (k, c) in convs.iter().enumerate() {
+        let ret = if k == 0 { "-1".to_string() } else { k.to_string() };
+        match c {
+            Conv::Num { conv, .. } => {
+                let (ty, suffix) = c.c_type();
+                let base = match conv {
+                    'o' => 8,
+                    'x' => 16,
+                    'i' => 8,
+                    _ => 10,
+                };
+                s.push_str(&format!("    o = __cpals_stdin_next(1);\n    if (o == 2) return {};\n    if (o != 0) return {};\n", ret, k));
+                s.push_str(&format!(
+                    "    {{\n        {ty} v;\n        if (__cpals_in_state == 3) v = ({ty})__cpals_stdin_unmodelled();\n        \
+                     else {{ v = {}{}_{}(); __cpals_in_state = 1; __cpals_in_base = {base}; }}\n        *p{k} = v;\n    }}\n",
+                    STDIN_INPUT_PREFIX,
+                    num_base(*conv),
+                    suffix
+                ));
+            }
+            Conv::Char => {
+                s.push_str(&format!("    c = getchar();\n    if (c == -1) return {};\n    *p{} = (char)c;\n", ret, k));
+            }
+            Conv::Str(width) => {
+                // A word: non-white bytes up to the width; after it white space or the end
+                // (or anything, when the width stopped it). Not tracked after a failure.
+                let more = width.map(|w| format!("i < {} && ", w)).unwrap_or_default();
+                s.push_str(&format!(
+                    "    o = __cpals_stdin_next(0);\n    if (o == 2) return {ret};\n    i = 0;\n    do {{\n        \
+                     if (__cpals_in_state == 3) c = (int)__cpals_stdin_unmodelled(); else c = __cpals_stdin_byte();\n        \
+                     __cpals_assume(c > 0 && c <= 255 && c != ' ' && !(c >= '\\t' && c <= '\\r'));\n        \
+                     p{k}[i] = (char)c;\n        i++;\n    \
+                     }} while ({more}(__cpals_in_state == 3 ? __cpals_stdin_unmodelled() != 0 : __cpals_stdin_more() != 0));\n    \
+                     p{k}[i] = 0;\n    if (__cpals_in_state != 3) __cpals_in_state = 4;\n"
+                ));
+                if let Some(w) = width {
+                    s.push_str(&format!("    if (__cpals_in_state == 4 && i == {}) __cpals_in_state = 0;\n", w));
+                }
+            }
+        }
+    }
+    s.push_str(&format!("    return {};\n}}\n", convs.len()));
+    Some(s)
 }
 
 fn declarator_name(d: &Declarator) -> Option<String> {
@@ -186,5 +546,22 @@ mod tests {
         }
         assert!(models().contains_key("strlen") && models().contains_key("isdigit") && models().contains_key("atoi"));
         assert!(bytes_only("memcpy") && !bytes_only("strcpy"));
+    }
+
+    #[test]
+    fn scanf_formats_are_modelled_only_when_every_directive_is() {
+        let name = |f: &str| scanf_format(f.as_bytes()).map(|c| scanf_name(&c));
+        assert_eq!(name("%d").as_deref(), Some("__cpals_scanf_d"));
+        assert_eq!(name(" %lld %hhu\t%X %5s%c").as_deref(), Some("__cpals_scanf_lld_hhu_x_s5_c"));
+        for bad in ["%f", "%lf", "%d,%d", "%d\n", " %c", "%*d", "%3d", "%[a-z]", "%n", "%%", "", "%s %0s"] {
+            assert_eq!(name(bad), None, "{bad}");
+        }
+        // Every generated name gives back its text, which declares its inputs with their types.
+        let text = scanf_text("__cpals_scanf_lld_hhu_x_s5_c").unwrap();
+        assert!(
+            text.contains("long long __cpals_stdin_dec_longlong(void);") && text.contains("unsigned char *p1") && text.contains("i < 5")
+        );
+        assert_eq!(scanf_text("__cpals_scanf_d_q"), None);
+        assert_eq!(literal_bytes(&["\"%d\\n\"".into(), "\" x\"".into()]).as_deref(), Some(&b"%d\n x"[..]));
     }
 }

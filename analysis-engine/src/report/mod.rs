@@ -145,6 +145,27 @@ pub struct PropertyReport {
     pub confirmed_by: Option<Confirmation>,
 }
 
+impl PropertyReport {
+    /// What a violated property's counterexample reads from standard input, as the text a
+    /// user types ([`crate::harness::stdin_text`]), or `None` when it reads none.
+    pub fn stdin(&self) -> Option<Vec<u8>> {
+        if self.verdict != Verdict::False {
+            return None;
+        }
+        let seq: Vec<(&str, i128)> = if self.inputs.is_empty() {
+            self.trace
+                .iter()
+                .filter_map(|s| s.input.as_ref())
+                .filter(|i| i.origin == InputOrigin::Call)
+                .map(|i| (i.source.as_str(), i.value))
+                .collect()
+        } else {
+            self.inputs.iter().map(|(f, v)| (f.as_str(), *v)).collect()
+        };
+        crate::harness::stdin_text(&seq)
+    }
+}
+
 /// What confirmed a counterexample.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Confirmation {

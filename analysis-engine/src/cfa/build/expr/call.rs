@@ -130,7 +130,10 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         span: LSpan,
         dest: Option<&Place>,
     ) -> BResult<Value> {
-        if !self.cx.func_ids.contains_key(&name) && self.st.dry == 0 {
+        // The library models' own primitives (`__cpals_assume`, standard input's
+        // `__cpals_stdin_*`) are no functions a native run calls.
+        let primitive = name == "__cpals_assume" || name.starts_with(crate::frontend::models::STDIN_INPUT_PREFIX);
+        if !self.cx.func_ids.contains_key(&name) && self.st.dry == 0 && !primitive {
             self.cx.externals.insert(name.clone());
         }
         if let Some(v) = self.call_control(&name, sig.is_some(), call, span)? {
@@ -140,6 +143,9 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             return Ok(v);
         }
         if let Some(v) = self.call_builtin(&name, call, span)? {
+            return Ok(v);
+        }
+        if let Some(v) = self.call_stdin(&name, call, span, dest)? {
             return Ok(v);
         }
         let mut sig = sig;
@@ -162,6 +168,30 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             return self.call_defined(callee, &name, sig, call, span, dest);
         }
         self.call_external(name, sig, call, span, dest)
+    }
+
+    /// A call that reads standard input in a way the models cover (`scanf` with a literal
+    /// format, `fgetc(stdin)`, `fgets(s, n, stdin)`; [`crate::frontend::models::stdin_call`]):
+    /// a call of its model, without the format and the stream. `None` otherwise, and without
+    /// the memory model (the call is then an external's, and the second build models it).
+    fn call_stdin(&mut self, name: &str, call: &CallExpression, span: LSpan, dest: Option<&Place>) -> BResult<Option<Value>> {
+        use crate::frontend::models::{scanf_name, stdin_call, Stdin};
+        if self.cx.func_ids.contains_key(name) {
+            return Ok(None);
+        }
+        let Some(kind) = stdin_call(call) else { return Ok(None) };
+        if !self.memory_on() {
+            self.cx.uses_memory = true;
+            return Ok(None);
+        }
+        let (target, args) = match kind {
+            Stdin::Scanf(convs, first) => (scanf_name(&convs), call.arguments[first..].to_vec()),
+            Stdin::Getchar => ("getchar".to_string(), Vec::new()),
+            Stdin::Fgets => ("__cpals_fgets_stdin".to_string(), call.arguments[..2].to_vec()),
+        };
+        let (Some(&callee), Some(sig)) = (self.cx.func_ids.get(&target), self.cx.models.get(&target).cloned()) else { return Ok(None) };
+        let redirected = CallExpression { callee: call.callee.clone(), arguments: args };
+        Ok(Some(self.call_defined(callee, &target, Some(sig), &redirected, span, dest)?))
     }
 
     /// Whether every pointer (or array) argument of a call points to bytes (`char`, `signed
@@ -591,7 +621,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             self.st.cur = ok;
             return Ok(Some(Value::Void));
         }
-        if name == "__VERIFIER_assume" && call.arguments.len() == 1 {
+        if (name == "__VERIFIER_assume" || name == "__cpals_assume") && call.arguments.len() == 1 {
             let ok = self.new_node();
             let stop = self.terminal_node();
             self.cond(&call.arguments[0], ok, stop)?;
@@ -700,7 +730,11 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         }
         // Only SV-COMP's input functions are inputs; any other external's result is a value
         // cpals does not model (it never confirms a counterexample).
-        let source = if name.starts_with("__VERIFIER_nondet_") { InputSource::Call(name) } else { InputSource::External(name) };
+        // The standard input model's bytes and numbers are inputs too (`libc/stdio.c`).
+        let stdin_input =
+            name.starts_with(crate::frontend::models::STDIN_INPUT_PREFIX) && name != crate::frontend::models::STDIN_UNMODELLED;
+        let source =
+            if name.starts_with("__VERIFIER_nondet_") || stdin_input { InputSource::Call(name) } else { InputSource::External(name) };
         match &ret {
             CType::Int(t) => {
                 let t = *t;

@@ -1,0 +1,112 @@
+//! Standard input as an input of the program (issue 23): a counterexample through `scanf`,
+//! `fgets` or `getchar` says what to type (`stdin: "5\n7\n"` in the message, `stdin` in the
+//! JSON), and the harness `check --harness` writes feeds that text to the program, so that
+//! `cpals replay` (a native run in the sandbox) reaches the violation.
+
+use std::path::Path;
+use std::process::Command;
+
+use cpals_tests::{cpals_bin, root, temp_dir};
+use serde_json::Value;
+
+/// Checks `fixtures/inputs/NAME.c`: the violated assertion at `line`, what it reads from
+/// standard input (as `check --json` gives it), and that the harness replays it natively.
+fn violated_with_input(name: &str, line: u64) -> String {
+    let file = root().join("fixtures/inputs").join(format!("{name}.c"));
+    let dir = temp_dir(&format!("inputs-{name}"));
+    let harness = dir.join("harness.c");
+    let out = Command::new(cpals_bin())
+        .args(["check", "--json", "--timeout", "120", "--harness"])
+        .arg(&harness)
+        .arg(&file)
+        .output()
+        .expect("cpals runs");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    let props = report["properties"].as_array().expect("properties");
+    let prop =
+        props.iter().find(|p| p["line"] == line && p["kind"] != "out_of_bounds").unwrap_or_else(|| panic!("no property at line {line}"));
+    assert_eq!(prop["verdict"], "false", "{name}: {prop}");
+    let stdin = prop["stdin"].as_str().unwrap_or_else(|| panic!("{name}: no standard input shown: {prop}")).to_string();
+    // The text output says it the way a user types it.
+    let text = Command::new(cpals_bin()).args(["check", "--timeout", "120"]).arg(&file).output().expect("cpals runs");
+    let text = String::from_utf8_lossy(&text.stdout).into_owned();
+    if stdin.chars().all(|c| c == '\n' || (' '..='~').contains(&c)) {
+        let quoted = format!("{:?}", stdin);
+        assert!(text.contains(&format!("stdin: {}", quoted)), "{name}: {quoted} not in\n{text}");
+    } else {
+        assert!(text.contains("stdin: \""), "{name}: no standard input in\n{text}");
+    }
+    replays(&file, &harness);
+    stdin
+}
+
+fn replays(file: &Path, harness: &Path) {
+    let h = std::fs::read_to_string(harness).expect("harness written");
+    assert!(h.contains("fmemopen"), "the harness feeds standard input:\n{h}");
+    let out = Command::new(cpals_bin()).arg("replay").arg(file).arg(harness).output().expect("cpals replay runs");
+    assert_eq!(out.status.code(), Some(1), "replay reaches the violation: {}", String::from_utf8_lossy(&out.stdout));
+}
+
+#[test]
+fn scanf_counterexample_is_the_line_to_type() {
+    assert_eq!(violated_with_input("scanf", 15), "5\n7\n");
+}
+
+#[test]
+fn getchar_counterexample_is_the_shortest_input() {
+    assert_eq!(violated_with_input("getchar", 18), "++++++++");
+}
+
+#[test]
+fn fgets_counterexample_starts_with_the_parsed_line() {
+    let stdin = violated_with_input("fgets", 15);
+    assert!(stdin.starts_with("ok!"), "{stdin:?}");
+}
+
+#[test]
+fn scanf_of_floats_stays_unknown_and_other_streams_are_external() {
+    let dir = temp_dir("inputs-float");
+    let file = dir.join("f.c");
+    std::fs::write(
+        &file,
+        "#include <assert.h>\n#include <stdio.h>\nint main(void) {\n  double d = 0; int x = 0;\n  scanf(\"%lf\", &d);\n  if (d > 1.0) assert(0);\n  \
+         FILE *f = stdin;\n  fscanf(f, \"%d\", &x);\n  if (x == 3) assert(0);\n  return 0;\n}\n",
+    )
+    .unwrap();
+    let out = Command::new(cpals_bin()).args(["check", "--json", "--timeout", "60"]).arg(&file).output().expect("cpals runs");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    for p in report["properties"].as_array().unwrap().iter().filter(|p| p["kind"] != "out_of_bounds") {
+        assert_eq!(p["verdict"], "unknown", "{p}");
+    }
+}
+
+#[test]
+fn standard_input_read_where_the_models_do_not_see_it_is_not_modelled() {
+    // `ungetc` puts a byte back: the models' view of the stream would be wrong, so the `getchar`
+    // after it is an external and the (impossible) violation is never reported.
+    let dir = temp_dir("inputs-ungetc");
+    let file = dir.join("u.c");
+    std::fs::write(
+        &file,
+        "#include <assert.h>\n#include <stdio.h>\nint main(void) {\n  int c = getchar();\n  if (c == EOF) return 0;\n  \
+         ungetc('x', stdin);\n  assert(getchar() == 'x');\n  return 0;\n}\n",
+    )
+    .unwrap();
+    let out = Command::new(cpals_bin()).args(["check", "--json", "--timeout", "60"]).arg(&file).output().expect("cpals runs");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    let p = report["properties"].as_array().unwrap().iter().find(|p| p["line"] == 7).expect("the assertion");
+    assert_eq!(p["verdict"], "unknown", "{p}");
+    // `puts` does not touch standard input: `scanf` stays modelled.
+    let file = dir.join("f.c");
+    std::fs::write(
+        &file,
+        "#include <assert.h>\n#include <stdio.h>\nint main(void) {\n  unsigned u = 0;\n  puts(\"hex?\");\n  \
+         if (scanf(\"%x\", &u) == 1)\n    assert(u != 0xbeef);\n  return 0;\n}\n",
+    )
+    .unwrap();
+    let out = Command::new(cpals_bin()).args(["check", "--json", "--timeout", "60"]).arg(&file).output().expect("cpals runs");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    let p = report["properties"].as_array().unwrap().iter().find(|p| p["line"] == 7).expect("the assertion");
+    assert_eq!(p["verdict"], "false", "{p}");
+    assert_eq!(p["stdin"], "beef\n", "{p}");
+}
