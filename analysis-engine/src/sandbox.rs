@@ -456,22 +456,66 @@ fn has_gold() -> bool {
 /// ([`COMPILER`]) and is killed when `cancelled()` holds. `dir` is removed before this
 /// returns: the executable stays open, nothing stays on disk.
 pub fn compile(dir: TempDir, sources: &[&Path], flags: &[&str], cancelled: &dyn Fn() -> bool) -> Result<Executable, String> {
-    compile_as(dir, sources, flags, false, cancelled)
+    compile_as(dir, sources, &[], flags, false, cancelled)
 }
 
 /// [`compile`] with the fork server's entry point: the executable is run by
 /// [`ForkServer::start`] only.
 pub fn compile_server(dir: TempDir, sources: &[&Path], flags: &[&str], cancelled: &dyn Fn() -> bool) -> Result<Executable, String> {
-    compile_as(dir, sources, flags, true, cancelled)
+    compile_as(dir, sources, &[], flags, true, cancelled)
 }
 
-fn compile_as(dir: TempDir, sources: &[&Path], flags: &[&str], server: bool, cancelled: &dyn Fn() -> bool) -> Result<Executable, String> {
+/// C source of cpals's own (a harness's runtime, never the user's code), compiled with its
+/// own `flags` into an object that is kept between runs ([`crate::objcache`]).
+pub struct Generated<'a> {
+    pub name: &'a str,
+    pub source: String,
+    pub flags: Vec<&'a str>,
+}
+
+/// [`compile`] (or with `server`, [`compile_server`]) with generated sources linked in as
+/// cached objects: only `sources` are compiled per call (and a generated source for which no
+/// cache can be used, with `flags`).
+pub fn compile_with(
+    dir: TempDir,
+    sources: &[&Path],
+    generated: &[Generated<'_>],
+    flags: &[&str],
+    server: bool,
+    cancelled: &dyn Fn() -> bool,
+) -> Result<Executable, String> {
+    compile_as(dir, sources, generated, flags, server, cancelled)
+}
+
+fn compile_as(
+    dir: TempDir,
+    sources: &[&Path],
+    generated: &[Generated<'_>],
+    flags: &[&str],
+    server: bool,
+    cancelled: &dyn Fn() -> bool,
+) -> Result<Executable, String> {
     let bpf = filter()?;
     let server_bpf = if server { Some(server_filter()?) } else { None };
-    let entry = dir.path().join("cpals-sandbox-entry.c");
-    std::fs::write(&entry, entry_source(bpf, server_bpf)).map_err(|e| format!("cannot write the sandbox's entry point: {}", e))?;
+    // The entry point is the same for every program of a data model: a cached object.
+    let mut entry_flags = vec!["-w", "-O1"];
+    if flags.contains(&"-m32") {
+        entry_flags.push("-m32");
+    }
+    let entry = Generated { name: "cpals-sandbox-entry.c", source: entry_source(bpf, server_bpf), flags: entry_flags };
+    let mut inputs: Vec<PathBuf> = sources.iter().map(|s| s.to_path_buf()).collect();
+    for g in generated.iter().chain(std::iter::once(&entry)) {
+        match crate::objcache::object(&g.source, &g.flags, cancelled) {
+            Some(obj) => inputs.push(obj),
+            None => {
+                let path = dir.path().join(g.name);
+                std::fs::write(&path, &g.source).map_err(|e| format!("cannot write {}: {}", g.name, e))?;
+                inputs.push(path);
+            }
+        }
+    }
     let exe = dir.path().join("program");
-    let cc = std::env::var("CPALS_CC").unwrap_or_else(|_| "cc".to_string());
+    let cc = crate::objcache::compiler();
     let run_cc = |gold: bool| -> Result<(End, String), String> {
         let mut cmd = Command::new(&cc);
         // gold links the static C library in about half of ld.bfd's time (a fifth of the
@@ -481,8 +525,7 @@ fn compile_as(dir: TempDir, sources: &[&Path], flags: &[&str], server: bool, can
         }
         cmd.args(flags)
             .args(["-static", &format!("-Wl,-e,{}", ENTRY)])
-            .args(sources)
-            .arg(&entry)
+            .args(&inputs)
             .arg("-o")
             .arg(&exe)
             // The compiler's own temporary files go to the run's folder.
@@ -528,12 +571,28 @@ pub struct RunResult {
 /// empty, standard output discarded, standard error scanned for lines starting with
 /// `marker` (up to 16 of them are kept; the rest of the output is read and dropped).
 pub fn run(exe: &Executable, timeout: Duration, marker: &'static str, cancelled: &dyn Fn() -> bool) -> Result<RunResult, String> {
+    run_with_input(exe, None, timeout, marker, cancelled)
+}
+
+/// [`run`] with `input` as the program's standard input (an anonymous in-memory file, read
+/// through descriptor 0 as the filter allows).
+pub fn run_with_input(
+    exe: &Executable,
+    input: Option<&[u8]>,
+    timeout: Duration,
+    marker: &'static str,
+    cancelled: &dyn Fn() -> bool,
+) -> Result<RunResult, String> {
     if exe.server {
         return Err("a fork server's executable runs through ForkServer only".into());
     }
+    let stdin = match input {
+        None => Stdio::null(),
+        Some(bytes) => Stdio::from(memory_file(bytes).map_err(|e| format!("cannot pass the program its input: {}", e))?),
+    };
     let path = format!("/proc/self/fd/{}", exe.file.as_raw_fd());
     let mut cmd = Command::new(&path);
-    cmd.env_clear().stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+    cmd.env_clear().stdin(stdin).stdout(Stdio::null()).stderr(Stdio::piped());
     let cpu = timeout.as_secs() + 1;
     bound(&mut cmd, Limits { cpu_seconds: cpu, address_space: 2 << 30, file_size: Some(0), open_files: Some(3), processes: Some(0) });
     let mut child = cmd.spawn().map_err(|e| format!("cannot start the program: {}", e))?;
@@ -544,6 +603,22 @@ pub fn run(exe: &Executable, timeout: Duration, marker: &'static str, cancelled:
         return Err("the kernel refused the sandbox's system-call filter".into());
     }
     Ok(RunResult { end, marked })
+}
+
+/// An anonymous in-memory file holding `bytes`, positioned at its start.
+fn memory_file(bytes: &[u8]) -> std::io::Result<std::fs::File> {
+    use std::io::{Seek, Write};
+    use std::os::fd::FromRawFd;
+    // SAFETY: a new anonymous file; the name is a valid C string.
+    let raw = unsafe { libc::memfd_create(c"cpals-input".as_ptr(), libc::MFD_CLOEXEC) };
+    if raw < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `raw` is a new descriptor nobody else owns.
+    let mut f = unsafe { std::fs::File::from_raw_fd(raw) };
+    f.write_all(bytes)?;
+    f.rewind()?;
+    Ok(f)
 }
 
 /// A compiled program kept running as a fork server (the fuzzing phase, `crate::fuzz`): each

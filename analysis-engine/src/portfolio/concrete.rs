@@ -22,6 +22,13 @@ const MAX_RUN_INPUTS: usize = 1 << 20;
 /// "call stack too deep" (infinite recursion does, after well under a second).
 const MAX_FRAMES: usize = 1 << 18;
 
+/// Part of the phase's time one run after the first may take.
+const RUN_SHARE: u32 = 8;
+/// Time a run after the first may take at least.
+const MIN_RUN_TIME: Duration = Duration::from_millis(20);
+/// Runs after the first cut short by their time, after which the phase stops.
+const MAX_CUT_RUNS: u32 = 2;
+
 /// Runs the program concretely with a few input choices; records confirmed violations.
 pub(super) fn run(
     p: &Program,
@@ -42,6 +49,11 @@ pub(super) fn run(
     let plan = concrete::Plan::new(p);
     // After the configured runs, a few with every input the same small value (2..=9).
     let extra = if cfg.concrete.runs > 0 { 8 } else { 0 };
+    // The first run may take the whole phase (a long run without inputs is every run); each
+    // later one a part of it, so that an input that keeps the program in an endless loop
+    // does not take the time of the others.
+    let per_run = (budget / RUN_SHARE).max(MIN_RUN_TIME);
+    let mut cut = 0;
     for k in 0..cfg.concrete.runs + extra {
         if phase.check().is_err() || found.len() == props.len() {
             return;
@@ -54,7 +66,8 @@ pub(super) fn run(
             Box::new(concrete::Constant((k - cfg.concrete.runs) as i128 + 2))
         };
         let t0 = Instant::now();
-        let run = concrete::run(p, &plan, strategy.as_mut(), &limits, &phase);
+        let this = if k == 0 { phase.clone() } else { phase.child(Some(per_run)) };
+        let run = concrete::run(p, &plan, strategy.as_mut(), &limits, &this);
         tracing::debug!("concrete run {}: {:?} after {} steps in {:?}", k, run.end, run.steps, t0.elapsed());
         if let RunEnd::Target(key) = &run.end {
             if !found.contains_key(key) {
@@ -66,6 +79,13 @@ pub(super) fn run(
         if run.inputs.is_empty() && !matches!(run.end, RunEnd::Cancelled) {
             // No input was read: every run would be the same.
             return;
+        }
+        if k > 0 && matches!(run.end, RunEnd::Cancelled) && phase.check().is_ok() {
+            cut += 1;
+            if cut >= MAX_CUT_RUNS {
+                tracing::debug!("concrete runs: {} runs out of their time, the others left to the analyses", cut);
+                return;
+            }
         }
     }
 }
