@@ -14,7 +14,6 @@ pub mod fuzz;
 pub mod harness;
 pub mod invariants;
 pub mod ir;
-pub mod objcache;
 pub mod portfolio;
 pub mod properties;
 pub mod report;

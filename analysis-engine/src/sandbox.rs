@@ -12,6 +12,8 @@
 //! whatever happens to cpals; folders of cpals processes that were killed while compiling are
 //! removed by the next native run.
 
+pub mod objcache;
+
 use std::fmt::Write as _;
 use std::io::Read;
 use std::os::fd::AsRawFd;
@@ -466,7 +468,7 @@ pub fn compile_server(dir: TempDir, sources: &[&Path], flags: &[&str], cancelled
 }
 
 /// C source of cpals's own (a harness's runtime, never the user's code), compiled with its
-/// own `flags` into an object that is kept between runs ([`crate::objcache`]).
+/// own `flags` into an object that is kept between runs ([`crate::sandbox::objcache`]).
 pub struct Generated<'a> {
     pub name: &'a str,
     pub source: String,
@@ -505,7 +507,7 @@ fn compile_as(
     let entry = Generated { name: "cpals-sandbox-entry.c", source: entry_source(bpf, server_bpf), flags: entry_flags };
     let mut inputs: Vec<PathBuf> = sources.iter().map(|s| s.to_path_buf()).collect();
     for g in generated.iter().chain(std::iter::once(&entry)) {
-        match crate::objcache::object(&g.source, &g.flags, cancelled) {
+        match crate::sandbox::objcache::object(&g.source, &g.flags, cancelled) {
             Some(obj) => inputs.push(obj),
             None => {
                 let path = dir.path().join(g.name);
@@ -515,7 +517,7 @@ fn compile_as(
         }
     }
     let exe = dir.path().join("program");
-    let cc = crate::objcache::compiler();
+    let cc = crate::sandbox::objcache::compiler();
     let run_cc = |gold: bool| -> Result<(End, String), String> {
         let mut cmd = Command::new(&cc);
         // gold links the static C library in about half of ld.bfd's time (a fifth of the
