@@ -458,13 +458,13 @@ fn has_gold() -> bool {
 /// ([`COMPILER`]) and is killed when `cancelled()` holds. `dir` is removed before this
 /// returns: the executable stays open, nothing stays on disk.
 pub fn compile(dir: TempDir, sources: &[&Path], flags: &[&str], cancelled: &dyn Fn() -> bool) -> Result<Executable, String> {
-    compile_as(dir, sources, &[], flags, false, cancelled)
+    compile_with(dir, sources, &[], flags, false, cancelled)
 }
 
 /// [`compile`] with the fork server's entry point: the executable is run by
 /// [`ForkServer::start`] only.
 pub fn compile_server(dir: TempDir, sources: &[&Path], flags: &[&str], cancelled: &dyn Fn() -> bool) -> Result<Executable, String> {
-    compile_as(dir, sources, &[], flags, true, cancelled)
+    compile_with(dir, sources, &[], flags, true, cancelled)
 }
 
 /// C source of cpals's own (a harness's runtime, never the user's code), compiled with its
@@ -479,17 +479,6 @@ pub struct Generated<'a> {
 /// cached objects: only `sources` are compiled per call (and a generated source for which no
 /// cache can be used, with `flags`).
 pub fn compile_with(
-    dir: TempDir,
-    sources: &[&Path],
-    generated: &[Generated<'_>],
-    flags: &[&str],
-    server: bool,
-    cancelled: &dyn Fn() -> bool,
-) -> Result<Executable, String> {
-    compile_as(dir, sources, generated, flags, server, cancelled)
-}
-
-fn compile_as(
     dir: TempDir,
     sources: &[&Path],
     generated: &[Generated<'_>],
