@@ -72,7 +72,7 @@ pub(crate) enum HornAnswer {
 }
 
 /// Solves `rules` (closed Horn clauses over the relations `rels`, name and arity, with `Int`
-/// arguments) for `query` not derivable, within `limit_ms` of wall time or the time left.
+/// arguments) for `query` not derivable, within `limit_ms` of CPU time and the time left.
 pub(crate) fn solve_horn(
     path: &Path,
     rels: &[(String, usize)],
@@ -107,13 +107,16 @@ pub(crate) fn solve_horn(
     .stdin(Stdio::null())
     .stdout(out)
     .stderr(Stdio::null());
+    // `limit_ms` is CPU time (as the time limits of cpals are); the wall clock allows four
+    // times that on a busy machine, and the caller's deadline ends it in any case.
     let cpu = ms.div_ceil(1000) + 1;
+    let wall = cancel.remaining_ms().map_or(4 * ms, |r| r.min(4 * ms));
     sandbox::bound(
         &mut cmd,
         Limits { cpu_seconds: cpu, address_space: MEMORY, file_size: Some(64 << 20), open_files: None, processes: Some(64) },
     );
     let mut child = cmd.spawn().map_err(|e| format!("cannot start {} ({})", path.display(), e))?;
-    match sandbox::wait(&mut child, Duration::from_millis(ms), &|| cancel.check().is_err()) {
+    match sandbox::wait(&mut child, Duration::from_millis(wall.max(1)), &|| cancel.check().is_err()) {
         End::Exited(0) => {}
         End::Exited(c) => return Err(format!("the external Z3 ended with status {}", c)),
         End::Signalled(s) => return Err(format!("the external Z3 was killed by signal {}", s)),
