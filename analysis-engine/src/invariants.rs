@@ -43,16 +43,24 @@ fn decide(s: &Solver, cancel: &Cancel) -> Sat {
     }
 }
 
+/// The cut points of `f` the entry reaches: its entry and its loop heads.
+fn cut_points(p: &Program, f: FuncId) -> Vec<NodeId> {
+    let cfa = p.cfa(f);
+    std::iter::once(cfa.entry).chain(cfa.loop_heads()).filter(|&c| cfa.node(c).rpo != u32::MAX).collect()
+}
+
+/// What each of `funcs` may modify ([`modified_by`]), for the blocks' calls.
+fn modified_table(p: &Program, funcs: &[FuncId]) -> HashMap<FuncId, BTreeSet<VarId>> {
+    funcs.iter().map(|&f| (f, modified_by(p, f))).collect()
+}
+
 /// Keeps the largest inductive subset of `cands`. Cut points without candidates hold `true`.
 pub fn inductive_subset(p: &Program, mut cands: Annotations, cancel: &Cancel) -> Annotations {
     if cands.values().all(|c| c.is_empty()) {
         return Annotations::new();
     }
     let funcs = p.reachable_functions(p.start);
-    let mut mods_cache: HashMap<FuncId, BTreeSet<VarId>> = HashMap::new();
-    for &f in &funcs {
-        mods_cache.insert(f, modified_by(p, f));
-    }
+    let mods_cache = modified_table(p, &funcs);
     let mods = |f: FuncId| mods_cache.get(&f).cloned().unwrap_or_default();
     // One encoder and block per cut point, in the functions that have candidates (a block
     // only checks candidates of its own function; the others would hold `true` throughout).
@@ -65,11 +73,7 @@ pub fn inductive_subset(p: &Program, mut cands: Annotations, cancel: &Cancel) ->
     let mut blocks: Vec<(Encoder, Block)> = Vec::new();
     for &f in funcs.iter().filter(|f| with_candidates.contains(f)) {
         let cfa = p.cfa(f);
-        let cuts: Vec<NodeId> = std::iter::once(cfa.entry).chain(cfa.loop_heads()).collect();
-        for &c in &cuts {
-            if cfa.node(c).rpo == u32::MAX {
-                continue;
-            }
+        for c in cut_points(p, f) {
             let mut enc = Encoder::new(p, Theory::BitVec, false);
             let is_cut = |n: NodeId| cfa.node(n).loop_head || n == cfa.exit;
             let b = encode_block(&mut enc, p, f, c, &is_cut, &mods);
@@ -174,7 +178,7 @@ pub fn unreachable_targets(
     cancel: &Cancel,
 ) -> BTreeSet<(FuncId, NodeId)> {
     let funcs = p.reachable_functions(p.start);
-    let mods_cache: HashMap<FuncId, BTreeSet<VarId>> = funcs.iter().map(|&f| (f, modified_by(p, f))).collect();
+    let mods_cache = modified_table(p, &funcs);
     let mods = |f: FuncId| mods_cache.get(&f).cloned().unwrap_or_default();
     let s: Solver = solver(cancel, INCREMENTAL_MS);
     let mut shown = BTreeSet::new();
@@ -182,8 +186,7 @@ pub fn unreachable_targets(
         let cfa = p.cfa(f);
         let mine: BTreeSet<NodeId> = targets.iter().filter(|(g, _)| *g == f).map(|(_, n)| *n).collect();
         let mut reached: BTreeSet<NodeId> = BTreeSet::new();
-        let cuts: Vec<NodeId> = std::iter::once(cfa.entry).chain(cfa.loop_heads()).filter(|&c| cfa.node(c).rpo != u32::MAX).collect();
-        for c in cuts {
+        for c in cut_points(p, f) {
             if cancel.check().is_err() {
                 return BTreeSet::new();
             }

@@ -40,6 +40,15 @@ fn violated_with_input(name: &str, line: u64) -> String {
     stdin
 }
 
+/// The properties `check --json` reports for `source`, written to `dir/name`.
+fn properties_of(dir: &Path, name: &str, source: &str) -> Vec<Value> {
+    let file = dir.join(name);
+    std::fs::write(&file, source).unwrap();
+    let out = Command::new(cpals_bin()).args(["check", "--json", "--timeout", "60"]).arg(&file).output().expect("cpals runs");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    report["properties"].as_array().expect("properties").clone()
+}
+
 fn replays(file: &Path, harness: &Path) {
     let h = std::fs::read_to_string(harness).expect("harness written");
     assert!(h.contains("fmemopen"), "the harness feeds standard input:\n{h}");
@@ -65,17 +74,13 @@ fn fgets_counterexample_starts_with_the_parsed_line() {
 
 #[test]
 fn scanf_of_floats_stays_unknown_and_other_streams_are_external() {
-    let dir = temp_dir("inputs-float");
-    let file = dir.join("f.c");
-    std::fs::write(
-        &file,
+    let props = properties_of(
+        &temp_dir("inputs-float"),
+        "f.c",
         "#include <assert.h>\n#include <stdio.h>\nint main(void) {\n  double d = 0; int x = 0;\n  scanf(\"%lf\", &d);\n  if (d > 1.0) assert(0);\n  \
          FILE *f = stdin;\n  fscanf(f, \"%d\", &x);\n  if (x == 3) assert(0);\n  return 0;\n}\n",
-    )
-    .unwrap();
-    let out = Command::new(cpals_bin()).args(["check", "--json", "--timeout", "60"]).arg(&file).output().expect("cpals runs");
-    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON report");
-    for p in report["properties"].as_array().unwrap().iter().filter(|p| p["kind"] != "out_of_bounds") {
+    );
+    for p in props.iter().filter(|p| p["kind"] != "out_of_bounds") {
         assert_eq!(p["verdict"], "unknown", "{p}");
     }
 }
@@ -85,28 +90,22 @@ fn standard_input_read_where_the_models_do_not_see_it_is_not_modelled() {
     // `ungetc` puts a byte back: the models' view of the stream would be wrong, so the `getchar`
     // after it is an external and the (impossible) violation is never reported.
     let dir = temp_dir("inputs-ungetc");
-    let file = dir.join("u.c");
-    std::fs::write(
-        &file,
+    let props = properties_of(
+        &dir,
+        "u.c",
         "#include <assert.h>\n#include <stdio.h>\nint main(void) {\n  int c = getchar();\n  if (c == EOF) return 0;\n  \
          ungetc('x', stdin);\n  assert(getchar() == 'x');\n  return 0;\n}\n",
-    )
-    .unwrap();
-    let out = Command::new(cpals_bin()).args(["check", "--json", "--timeout", "60"]).arg(&file).output().expect("cpals runs");
-    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON report");
-    let p = report["properties"].as_array().unwrap().iter().find(|p| p["line"] == 7).expect("the assertion");
+    );
+    let p = props.iter().find(|p| p["line"] == 7).expect("the assertion");
     assert_eq!(p["verdict"], "unknown", "{p}");
     // `puts` does not touch standard input: `scanf` stays modelled.
-    let file = dir.join("f.c");
-    std::fs::write(
-        &file,
+    let props = properties_of(
+        &dir,
+        "f.c",
         "#include <assert.h>\n#include <stdio.h>\nint main(void) {\n  unsigned u = 0;\n  puts(\"hex?\");\n  \
          if (scanf(\"%x\", &u) == 1)\n    assert(u != 0xbeef);\n  return 0;\n}\n",
-    )
-    .unwrap();
-    let out = Command::new(cpals_bin()).args(["check", "--json", "--timeout", "60"]).arg(&file).output().expect("cpals runs");
-    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON report");
-    let p = report["properties"].as_array().unwrap().iter().find(|p| p["line"] == 7).expect("the assertion");
+    );
+    let p = props.iter().find(|p| p["line"] == 7).expect("the assertion");
     assert_eq!(p["verdict"], "false", "{p}");
     assert_eq!(p["stdin"], "beef\n", "{p}");
 }

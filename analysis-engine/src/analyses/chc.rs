@@ -19,7 +19,8 @@ use std::time::Instant;
 
 use crate::analyses::summaries::horn::{dag_solution, Clause, DagArc, DagFailure, DagNode};
 use crate::analyses::summaries::program::{copies_of, with_entry_copies};
-use crate::analyses::template::{templates::constraint_expr, LinearForm};
+use crate::analyses::template::templates::{constraint_expr, wide_sum};
+use crate::analyses::template::LinearForm;
 use crate::cfa::{EdgeKind, NodeId, Program};
 use crate::core::Cancel;
 use crate::invariants::{inductive_subset, unreachable_targets, Annotations};
@@ -242,18 +243,13 @@ fn linpred_exprs(p: &Program, pred: &LinPred) -> Vec<Expr> {
             // `Σ c·x + k ≡ 0 (mod m)` as `(Σ c·x + k) % m == 0` in `long long` (C's `%` keeps
             // the dividend's sign; zero is zero either way).
             let wide = IntTy::I64;
-            let small = form.terms.iter().all(|&(v, c)| p.var(v).int_ty().bits <= 32 && c.abs() <= 1 << 20);
-            if !small || form.terms.len() > 8 || pred.constant.abs() >= 1 << 40 || m <= 0 || m >= 1 << 40 {
+            if pred.constant.abs() >= 1 << 40 || m <= 0 || m >= 1 << 40 {
                 return Vec::new();
             }
+            let Some(sum) = wide_sum(p, &form) else { return Vec::new() };
             let k = |c: i128| Box::new(Expr::Const(c, wide));
-            let mut sum = *k(pred.constant);
-            for &(v, c) in &form.terms {
-                let x = Expr::Cast(Box::new(Expr::Var(v, p.var(v).int_ty())), wide);
-                let term = Expr::Binary(BinOp::Mul, k(c as i128), Box::new(x), wide);
-                sum = Expr::Binary(BinOp::Add, Box::new(sum), Box::new(term), wide);
-            }
-            let rem = Expr::Binary(BinOp::Rem, Box::new(sum), k(m), wide);
+            let shifted = Expr::Binary(BinOp::Add, Box::new(sum), k(pred.constant), wide);
+            let rem = Expr::Binary(BinOp::Rem, Box::new(shifted), k(m), wide);
             vec![Expr::Binary(BinOp::Eq, Box::new(rem), k(0), IntTy::INT)]
         }
     }

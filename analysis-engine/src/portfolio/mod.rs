@@ -482,12 +482,10 @@ impl Run<'_> {
         let budget = self.budget(self.config.shares.chc, CHC_TIME);
         let cancel = self.cancel.child(Some(budget));
         let limit = (budget.as_millis() as u64 / 2).max(1);
-        // On a thread of its own, so with a Z3 context of its own (as the template phase):
-        // what it asked the solver must not change what the solver does for the phases after.
         let program = self.program;
-        let r = std::thread::scope(|s| s.spawn(|| crate::analyses::chc::run(program, &open, &decided, &cancel, limit)).join());
-        let Ok(r) = r else {
-            tracing::warn!("the Horn clause phase panicked; the combination goes on without it");
+        let Some(r) =
+            phases::on_own_thread("the Horn clause phase", || crate::analyses::chc::run(program, &open, &decided, &cancel, limit))
+        else {
             return Next::Continue;
         };
         if r.proved.is_empty() {

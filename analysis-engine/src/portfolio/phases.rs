@@ -100,11 +100,17 @@ pub(super) fn tra(
 /// what the solver does for the analyses after it. `None` if it panicked.
 pub(super) fn templates(program: &Program, cancel: &Cancel, budget: Duration) -> Option<TemplateResult> {
     let tcancel = cancel.child(Some(budget));
-    let t = std::thread::scope(|s| s.spawn(|| template::template_invariants(program, &TemplateConfig::ladder(), &tcancel)).join());
-    match t {
+    on_own_thread("the template analysis", || template::template_invariants(program, &TemplateConfig::ladder(), &tcancel))
+}
+
+/// Runs `phase` on a thread of its own, and so with a Z3 context of its own: what it asked
+/// the solver must not change what the solver does for the phases after it. `None` if it
+/// panicked (`what` names it in the warning).
+pub(super) fn on_own_thread<T: Send>(what: &str, phase: impl FnOnce() -> T + Send) -> Option<T> {
+    match std::thread::scope(|s| s.spawn(phase).join()) {
         Ok(t) => Some(t),
         Err(_) => {
-            tracing::warn!("the template analysis panicked; the combination goes on without it");
+            tracing::warn!("{} panicked; the combination goes on without it", what);
             None
         }
     }

@@ -345,9 +345,19 @@ pub fn constraint_expr(p: &Program, form: &LinearForm, bound: i128) -> Option<Ex
             }
         }
     }
+    if !IntTy::I64.contains(bound) {
+        return None;
+    }
+    let sum = wide_sum(p, form)?;
+    Some(cmp(BinOp::Le, sum, Expr::Const(bound, IntTy::I64)))
+}
+
+/// `form` as a `long long` sum that C computes without overflow (variables of at most 32
+/// bits, coefficients of at most 2^20, at most 8 terms); `None` otherwise.
+pub fn wide_sum(p: &Program, form: &LinearForm) -> Option<Expr> {
     let wide = IntTy::I64;
     let small = form.terms.iter().all(|&(v, c)| p.var(v).int_ty().bits <= 32 && c.abs() <= 1 << 20);
-    if !small || form.terms.len() > 8 || !wide.contains(bound) {
+    if !small || form.terms.len() > 8 {
         return None;
     }
     let mut sum: Option<Expr> = None;
@@ -361,7 +371,7 @@ pub fn constraint_expr(p: &Program, form: &LinearForm, bound: i128) -> Option<Ex
             Some(s) => Expr::Binary(if c < 0 { BinOp::Sub } else { BinOp::Add }, Box::new(s), Box::new(term), wide),
         });
     }
-    Some(cmp(BinOp::Le, sum?, Expr::Const(bound, wide)))
+    sum
 }
 
 #[cfg(test)]
