@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use cpals_tests::{cpals_bin, file_uri, temp_dir};
 use lsp_test_client::LspClient;
-use serde_json::json;
+use serde_json::{json, Value};
 
 /// The three escape routes, each creating a file in `dir`, hidden from the analysis (which
 /// preprocesses with `__CPALS__` defined) so that only a native run executes them. The
@@ -268,6 +268,52 @@ async fn opening_an_escaping_file_in_the_editor_creates_nothing() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The escape program's `main`, with a loop through a call (134 million iterations) before
+/// the violation: only a native run reaches it.
+fn fuzzing_program(dir: &Path) -> String {
+    escaping_program(dir, false).replace("int main(void) {", "unsigned f(unsigned z) { return z + 2; }\nint main(void) {").replace(
+        "  if (s > 0) reach_error();",
+        "  unsigned x = 0;\n  while (x < 0x0fffffff) x = f(x);\n  if (x % 2 == 0 && s > 0) reach_error();",
+    )
+}
+
+/// Issue 25 in the editor: opening the same program finds the violation by the fuzzing phase,
+/// in the sandbox (nothing escapes, nothing is left behind); with `nativeExecution: "off"`
+/// nothing runs and the violation stays unknown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_editor_fuzzes_in_the_sandbox_and_not_with_native_off() {
+    let dir = temp_dir("sandbox-editor-fuzz");
+    let tmp = dir.join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let program = dir.join("fuzz.c");
+    let text = fuzzing_program(&dir);
+    std::fs::write(&program, &text).unwrap();
+    let uri = file_uri(&program);
+    let env = format!("TMPDIR={}", tmp.display());
+    let bin = cpals_bin();
+    for native in ["sandboxed", "off"] {
+        let (mut c, mut server) =
+            LspClient::spawn(Path::new("/usr/bin/env"), &[&env, bin.to_str().unwrap(), "lsp"]).expect("cpals lsp starts");
+        let settings = json!({"debounceMs": 0, "timeoutSeconds": 20, "nativeExecution": native});
+        c.initialize(json!({"notifyJobs": true, "settings": settings})).await;
+        c.open(&uri, &text).await;
+        let (_, diags) = c.settled(&uri, 1).await;
+        let violated: Vec<_> = diags.iter().filter(|d| d["code"] == "violated").collect();
+        if native == "off" {
+            assert_eq!(violated, Vec::<&Value>::new(), "nothing ran, nothing is confirmed");
+        } else {
+            let [v] = violated[..] else { panic!("one violation: {diags:#?}") };
+            let message = v["message"].as_str().unwrap();
+            assert!(message.contains("confirmed by running the program natively in the sandbox"), "{v}");
+        }
+        c.shutdown().await;
+        let _ = tokio::time::timeout(Duration::from_secs(60), server.wait()).await;
+        assert_eq!(escaped(&dir), Vec::<&str>::new(), "{native}");
+        assert_eq!(leftovers(&tmp), Vec::<String>::new(), "{native}: temporary files left behind");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Issue 25: the fuzzing phase runs the program in the fork server, under the same sandbox.
 /// The program's loop (134 million iterations through a call) is too long for the concrete
 /// interpreter and the analyses; a native fuzzing run reaches the violation, with the escape
@@ -279,13 +325,7 @@ fn fuzzing_runs_in_the_sandbox_and_not_with_native_off() {
     let tmp = dir.join("tmp");
     std::fs::create_dir(&tmp).unwrap();
     let program = dir.join("fuzz.c");
-    let escapes = escaping_program(&dir, false);
-    // The escape program's `main`, with the long loop through a call before the violation.
-    let text = escapes.replace("int main(void) {", "unsigned f(unsigned z) { return z + 2; }\nint main(void) {").replace(
-        "  if (s > 0) reach_error();",
-        "  unsigned x = 0;\n  while (x < 0x0fffffff) x = f(x);\n  if (x % 2 == 0 && s > 0) reach_error();",
-    );
-    std::fs::write(&program, &text).unwrap();
+    std::fs::write(&program, fuzzing_program(&dir)).unwrap();
     for (model, m32) in [("LP64", false), ("ILP32", true)] {
         control(&program, &dir, m32);
         let out = cpals(&tmp).arg("check").arg(&program).args(["--data-model", model, "--timeout", "60"]).output().unwrap();

@@ -573,10 +573,6 @@ pub fn run(input: &JobInput, emit: &mut dyn FnMut(JobMsg)) -> JobSummary {
         cfg.timeout = Some(deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1)));
         cfg.entry = (!unit.whole).then(|| unit.root.clone());
         cfg.concrete.native = input.settings.native;
-        // No native fuzzing phase in the editor yet: merged with the progressive results, two
-        // LSP tests (verdicts as the phases decide them, the preprocessor's deadline on a FIFO)
-        // waited past their limits with it (issue 25 stays open for it).
-        cfg.shares.fuzz = 0.0;
         cfg.reuse = lock(&input.cache).precision.get(&unit.root).cloned();
         // Verdicts decided before the end go out at once, the others as pending; each keeps
         // the time it was known at.
