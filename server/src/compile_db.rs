@@ -26,8 +26,13 @@ pub fn find(file: &Path) -> Option<PathBuf> {
 /// Every file of the database at `db` with its preprocessor flags.
 pub fn entries(db: &Path) -> Result<Vec<(PathBuf, Vec<String>)>, String> {
     let bytes = analysis_engine::frontend::read_regular_file(db).map_err(|e| format!("cannot read {}: {}", db.display(), e))?;
+    parse(db, &bytes)
+}
+
+/// The entries of the database at `db` whose text is `bytes`.
+fn parse(db: &Path, bytes: &[u8]) -> Result<Vec<(PathBuf, Vec<String>)>, String> {
     let entries: serde_json::Value =
-        serde_json::from_slice(&bytes).map_err(|e| format!("{} is not a compilation database: {}", db.display(), e))?;
+        serde_json::from_slice(bytes).map_err(|e| format!("{} is not a compilation database: {}", db.display(), e))?;
     let entries = entries.as_array().ok_or_else(|| format!("{} is not a compilation database (not a JSON array)", db.display()))?;
     let db_dir = db.parent().unwrap_or(Path::new("."));
     let mut out = Vec::new();
@@ -44,29 +49,48 @@ pub fn entries(db: &Path) -> Result<Vec<(PathBuf, Vec<String>)>, String> {
     Ok(out)
 }
 
-/// The preprocessor flags of `file`'s entry in the database at `db`; `Ok(None)` when the
-/// database has no entry for it.
-pub fn flags_for(db: &Path, file: &Path) -> Result<Option<Vec<String>>, String> {
-    let bytes = analysis_engine::frontend::read_regular_file(db).map_err(|e| format!("cannot read {}: {}", db.display(), e))?;
-    let entries: serde_json::Value =
-        serde_json::from_slice(&bytes).map_err(|e| format!("{} is not a compilation database: {}", db.display(), e))?;
-    let entries = entries.as_array().ok_or_else(|| format!("{} is not a compilation database (not a JSON array)", db.display()))?;
-    let db_dir = db.parent().unwrap_or(Path::new("."));
-    let want = canonical(file);
-    for e in entries {
-        let dir = e["directory"].as_str().map(|d| db_dir.join(d)).unwrap_or_else(|| db_dir.to_path_buf());
-        let Some(f) = e["file"].as_str() else { continue };
-        if canonical(&dir.join(f)) != want {
-            continue;
-        }
-        let args: Vec<String> = match (e["arguments"].as_array(), e["command"].as_str()) {
-            (Some(a), _) => a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect(),
-            (None, Some(c)) => split_command(c),
-            (None, None) => Vec::new(),
+/// What a file is built with in its project: the database, the preprocessor flags of the
+/// file's entry, and the project's other files (linked in for the functions they define).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Project {
+    pub db: PathBuf,
+    /// A hash of the database's text (the editor's cache key: a changed database is never
+    /// served results computed with the old one).
+    pub db_hash: u64,
+    pub flags: Vec<String>,
+    pub linked: Vec<(PathBuf, Vec<String>)>,
+}
+
+impl Project {
+    /// `file`'s project: the database `named` (`--compile-commands`, the editor's
+    /// `compileCommands` setting) or the one [`find`] finds. `Ok(None)`: no database, or a
+    /// found one without an entry for the file (not part of the project). An unreadable or
+    /// malformed database is an error, and so is a named one without an entry for the file.
+    /// The CLI and the editor both build with this (see [`Project::apply`]).
+    pub fn for_file(file: &Path, named: Option<&Path>) -> Result<Option<Project>, String> {
+        let Some(db) = named.map(Path::to_path_buf).or_else(|| find(file)) else { return Ok(None) };
+        let bytes = analysis_engine::frontend::read_regular_file(&db).map_err(|e| format!("cannot read {}: {}", db.display(), e))?;
+        let entries = parse(&db, &bytes)?;
+        let me = canonical(file);
+        let Some(flags) = entries.iter().find(|(f, _)| *f == me).map(|(_, flags)| flags.clone()) else {
+            return match named {
+                Some(_) => Err(format!("{} has no entry for {}", db.display(), file.display())),
+                None => Ok(None),
+            };
         };
-        return Ok(Some(preprocessor_flags(&args, &dir)));
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        std::hash::Hash::hash(&bytes, &mut h);
+        let db_hash = std::hash::Hasher::finish(&h);
+        // The other files: those defining functions this one calls are linked in.
+        let linked = entries.into_iter().filter(|(f, _)| *f != me).collect();
+        Ok(Some(Project { db, db_hash, flags, linked }))
     }
-    Ok(None)
+
+    /// Builds with the file's flags and the project's other files.
+    pub fn apply(&self, opts: &mut analysis_engine::cfa::build::BuildOptions) {
+        opts.preprocessor_flags = self.flags.clone();
+        opts.linked_files = self.linked.clone();
+    }
 }
 
 fn canonical(p: &Path) -> PathBuf {

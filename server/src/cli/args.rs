@@ -192,24 +192,9 @@ impl AnalysisArgs {
     /// database (`--compile-commands`, or the one found as clangd finds it), said on stderr.
     pub fn build_for(&self, file: &Path) -> Result<BuildOptions, String> {
         let mut opts = self.build()?;
-        let db = match &self.compile_commands {
-            Some(db) => Some(db.clone()),
-            None => crate::compile_db::find(file),
-        };
-        if let Some(db) = db {
-            match crate::compile_db::flags_for(&db, file)? {
-                Some(flags) => {
-                    eprintln!("cpals: {}: preprocessor flags from {}: {}", file.display(), db.display(), flags.join(" "));
-                    opts.preprocessor_flags = flags;
-                    // The other files: those defining functions this one calls are linked in.
-                    let me = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
-                    opts.linked_files = crate::compile_db::entries(&db)?.into_iter().filter(|(f, _)| *f != me).collect();
-                }
-                None if self.compile_commands.is_some() => {
-                    return Err(format!("{} has no entry for {}", db.display(), file.display()));
-                }
-                None => {}
-            }
+        if let Some(project) = crate::compile_db::Project::for_file(file, self.compile_commands.as_deref())? {
+            eprintln!("cpals: {}: preprocessor flags from {}: {}", file.display(), project.db.display(), project.flags.join(" "));
+            project.apply(&mut opts);
         }
         Ok(opts)
     }

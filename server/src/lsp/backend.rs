@@ -43,7 +43,12 @@ impl Backend {
     /// Applies a `cpals` settings object; problems are shown to the user.
     fn apply_settings(session: &Session, client: &Client, scheduler: &Scheduler, v: &Value) {
         let old = session.settings();
-        let (new, errors) = old.updated(v);
+        let (mut new, errors) = old.updated(v);
+        if let (Some(p), Some(root)) = (&new.compile_commands, session.root()) {
+            if p.is_relative() {
+                new.compile_commands = Some(root.join(p));
+            }
+        }
         if !errors.is_empty() {
             let client = client.clone();
             let msg = format!("cpals: {}", errors.join("; "));
@@ -53,6 +58,30 @@ impl Backend {
             session.set_settings(new);
             scheduler.send(Request::SettingsChanged);
         }
+    }
+
+    /// Asks the client to watch the files a project is made of (compilation databases, C
+    /// files), from a task of its own; without it, each job still re-reads the database.
+    fn watch_project_files(&self) {
+        if !self.session.caps().watch_files {
+            return;
+        }
+        let client = self.client.clone();
+        tokio::spawn(async move {
+            let watchers = handlers::watched_files::WATCHED
+                .iter()
+                .map(|g| FileSystemWatcher { glob_pattern: GlobPattern::String(g.to_string()), kind: None })
+                .collect();
+            let options = DidChangeWatchedFilesRegistrationOptions { watchers };
+            let registration = Registration {
+                id: "cpals-project-files".into(),
+                method: "workspace/didChangeWatchedFiles".into(),
+                register_options: serde_json::to_value(options).ok(),
+            };
+            if let Err(e) = client.register_capability(vec![registration]).await {
+                tracing::warn!("cannot watch compile_commands.json: {e}");
+            }
+        });
     }
 
     /// Asks the client for the `cpals` section, from a task of its own.
@@ -79,6 +108,15 @@ impl Backend {
 impl LanguageServer for Backend {
     async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
         *self.session.caps.write().unwrap_or_else(|e| e.into_inner()) = ClientCaps::from_lsp(&params.capabilities);
+        #[allow(deprecated)] // `root_uri`: clients without workspace folders still send it.
+        let root = params
+            .workspace_folders
+            .as_ref()
+            .and_then(|f| f.first())
+            .map(|f| &f.uri)
+            .or(params.root_uri.as_ref())
+            .and_then(crate::lsp::proto::uri_to_path);
+        *self.session.root.write().unwrap_or_else(|e| e.into_inner()) = root;
         if let Some(opts) = &params.initialization_options {
             if opts.get("notifyJobs").and_then(|v| v.as_bool()) == Some(true) {
                 self.session.notify_jobs.store(true, Ordering::Relaxed);
@@ -112,6 +150,7 @@ impl LanguageServer for Backend {
 
     async fn initialized(&self, _: InitializedParams) {
         self.fetch_settings();
+        self.watch_project_files();
     }
 
     async fn shutdown(&self) -> Result<()> {
@@ -139,6 +178,10 @@ impl LanguageServer for Backend {
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
         self.schedule(handlers::text_document::did_close(&self.session, params));
+    }
+
+    async fn did_change_watched_files(&self, params: DidChangeWatchedFilesParams) {
+        self.schedule(handlers::watched_files::did_change_watched_files(&self.session, params));
     }
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {

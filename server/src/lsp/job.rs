@@ -6,7 +6,9 @@
 //!
 //! A unit's key is everything its verdicts depend on: the automata of the root and of every
 //! function it reaches, the start function (global initialisers), the globals' declarations,
-//! the variables whose address escapes, the data model and the configuration. Cached results
+//! the variables whose address escapes, the data model, the configuration and the project (the
+//! compilation database's path and text hash, the file's flags, the files linked in: a changed
+//! database is re-read at each job's start and never serves old results). Cached results
 //! are stored relative to each function's first line so that an edit elsewhere in the file
 //! moves them instead of invalidating them.
 
@@ -26,8 +28,9 @@ use analysis_engine::{Cancel, VerifyConfig};
 use serde::{Deserialize, Serialize};
 use tower_lsp::lsp_types::{Range, Url};
 
+use crate::compile_db::Project;
 use crate::lsp::proto::{file_uri, LineIndex};
-use crate::lsp::session::results::{FunctionInfo, InvariantView, ParseError, PropertyView, StepView, UnitView};
+use crate::lsp::session::results::{FunctionInfo, InvariantView, ParseError, ProjectUse, PropertyView, StepView, UnitView};
 use crate::lsp::session::settings::Settings;
 
 /// The verification function (the engine's `verify_progressive`; tests inject others): it is
@@ -54,6 +57,8 @@ pub struct UnitKey {
     externals: Vec<String>,
     model: DataModel,
     config: String,
+    /// The compilation database, the file's flags and the project's other files.
+    project: Option<Arc<Project>>,
 }
 
 /// A position relative to the first line of the function it is in.
@@ -188,6 +193,8 @@ pub struct Loaded {
 }
 
 pub enum JobMsg {
+    /// The project the file is built in (sent before `Loaded`).
+    Project(ProjectUse),
     Loaded(Result<Loaded, ParseError>),
     /// What a unit still being verified has decided so far (decided and pending properties).
     Partial(UnitView),
@@ -224,16 +231,22 @@ fn lock(cache: &Mutex<UnitCache>) -> std::sync::MutexGuard<'_, UnitCache> {
     cache.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Loads a buffer and puts back the old `Arc` of every function whose automaton is equal.
-/// Returns the program and how many automata were reused. The preprocessor stops when
-/// `cancel` is cancelled or its deadline passes.
+/// Loads a buffer (with its project's flags and files, [`Project::apply`]) and puts back the
+/// old `Arc` of every function whose automaton is equal. Returns the program and how many
+/// automata were reused. The preprocessor stops when `cancel` is cancelled or its deadline
+/// passes.
 pub fn load_incremental(
     input: &SourceInput,
     model: DataModel,
+    project: Option<&Project>,
     old: Option<&Program>,
     cancel: &Cancel,
 ) -> Result<(Program, usize), analysis_engine::LoadError> {
-    let mut program = analysis_engine::load_within(input, model, &Default::default(), cancel)?;
+    let mut opts = analysis_engine::cfa::build::BuildOptions::default();
+    if let Some(p) = project {
+        p.apply(&mut opts);
+    }
+    let mut program = analysis_engine::load_within(input, model, &opts, cancel)?;
     let mut reused = 0;
     if let Some(old) = old {
         let start_name = program.func(program.start).name.clone();
@@ -267,7 +280,7 @@ fn system_header(file: &str) -> bool {
     file.starts_with("/usr/") || file.starts_with("<")
 }
 
-pub fn units(program: &Program, settings: &Settings) -> Vec<Unit> {
+pub fn units(program: &Program, settings: &Settings, project: Option<&Arc<Project>>) -> Vec<Unit> {
     let whole = program.roots.len() <= 1;
     program
         .roots
@@ -285,6 +298,7 @@ pub fn units(program: &Program, settings: &Settings) -> Vec<Unit> {
                 externals: program.externals.clone(),
                 model: program.data_model,
                 config: settings.fingerprint(),
+                project: project.cloned(),
             };
             Unit { root: program.func(root).name.clone(), functions, key, whole }
         })
@@ -480,6 +494,31 @@ fn token_end(text: &str, line: u32, col: u32) -> u32 {
     col + len as u32
 }
 
+/// The project of the job's file, read afresh (a database changed on disk is seen whether or
+/// not the client reported it), and what the user is told about it. A database that cannot be
+/// used (unreadable, malformed, the named one without an entry for the file) is a problem
+/// shown on the file, which is then verified without it.
+fn project_of(input: &JobInput) -> (Option<Arc<Project>>, ProjectUse) {
+    // Documents that are not files (`untitled:`) belong to no project.
+    if input.uri.scheme() != "file" {
+        return (None, ProjectUse::default());
+    }
+    let named = input.settings.compile_commands.as_ref().map(|p| if p.is_dir() { p.join("compile_commands.json") } else { p.clone() });
+    match Project::for_file(&input.path, named.as_deref()) {
+        Ok(Some(p)) => {
+            tracing::info!("{}: preprocessor flags from {}: {}", input.path.display(), p.db.display(), p.flags.join(" "));
+            let used = ProjectUse { db: Some(p.db.clone()), linked: p.linked.iter().map(|(f, _)| f.clone()).collect(), problem: None };
+            (Some(Arc::new(p)), used)
+        }
+        Ok(None) => (None, ProjectUse { db: crate::compile_db::find(&input.path), ..ProjectUse::default() }),
+        Err(e) => {
+            tracing::warn!("{}: {e}; verified without the compilation database", input.path.display());
+            let db = named.or_else(|| crate::compile_db::find(&input.path));
+            (None, ProjectUse { db, linked: Vec::new(), problem: Some(e) })
+        }
+    }
+}
+
 /// Runs a job. `emit` receives the load result and each unit's result as soon as known.
 pub fn run(input: &JobInput, emit: &mut dyn FnMut(JobMsg)) -> JobSummary {
     let started = Instant::now();
@@ -492,7 +531,9 @@ pub fn run(input: &JobInput, emit: &mut dyn FnMut(JobMsg)) -> JobSummary {
     // The front end works under the job's token and deadline (an included FIFO, a slow
     // expansion): an edit or the time limit stops the preprocessor.
     let front = input.cancel.child(Some(input.settings.timeout));
-    let loaded = load_incremental(&source, input.settings.data_model, old.as_deref(), &front);
+    let (project, used) = project_of(input);
+    emit(JobMsg::Project(used));
+    let loaded = load_incremental(&source, input.settings.data_model, project.as_deref(), old.as_deref(), &front);
     summary.load_ms = started.elapsed().as_millis() as u64;
     let program = match loaded {
         Err(e) => {
@@ -519,7 +560,7 @@ pub fn run(input: &JobInput, emit: &mut dyn FnMut(JobMsg)) -> JobSummary {
             program
         }
     };
-    let units = units(&program, &input.settings);
+    let units = units(&program, &input.settings, project.as_ref());
     let names = |fs: &[FuncId]| fs.iter().map(|&f| program.func(f).name.clone()).collect::<Vec<_>>();
     let functions: Vec<FunctionInfo> = program
         .func_ids()
@@ -640,10 +681,10 @@ mod tests {
 
     #[test]
     fn unchanged_functions_keep_their_automaton() {
-        let (p1, _) = load_incremental(&input(TEXT), DataModel::Lp64, None, &Cancel::new()).unwrap();
+        let (p1, _) = load_incremental(&input(TEXT), DataModel::Lp64, None, None, &Cancel::new()).unwrap();
         // Edit inside `f` (one line) and add a line above `h`: `g` and `h` keep their Arc.
         let text2 = TEXT.replace("return g(x) * 2;", "return g(x) * 3;").replace("int h", "\nint h");
-        let (p2, reused) = load_incremental(&input(&text2), DataModel::Lp64, Some(&p1), &Cancel::new()).unwrap();
+        let (p2, reused) = load_incremental(&input(&text2), DataModel::Lp64, None, Some(&p1), &Cancel::new()).unwrap();
         let cfa = |p: &Program, n: &str| p.func(p.by_name[n]).cfa.clone();
         assert!(Arc::ptr_eq(&cfa(&p1, "g"), &cfa(&p2, "g")));
         assert!(Arc::ptr_eq(&cfa(&p1, "h"), &cfa(&p2, "h")), "a function that only moved keeps its automaton");
@@ -656,16 +697,25 @@ mod tests {
         let s = Settings::default();
         // Entries are the uncalled functions that reach a property.
         let text = "extern void reach_error(void);\nint g(int x) { return x + 1; }\nint f(int x) {\n  if (g(x) == 0) reach_error();\n  return 1;\n}\nint h(void) { if (3 != 3) reach_error(); return 3; }\nint k(int y) { return g(y); }\n";
-        let (p1, _) = load_incremental(&input(text), DataModel::Lp64, None, &Cancel::new()).unwrap();
-        let (p2, _) = load_incremental(&input(&text.replace("x + 1", "x + 2")), DataModel::Lp64, Some(&p1), &Cancel::new()).unwrap();
-        let roots: Vec<String> = units(&p1, &s).into_iter().map(|u| u.root).collect();
+        let (p1, _) = load_incremental(&input(text), DataModel::Lp64, None, None, &Cancel::new()).unwrap();
+        let (p2, _) = load_incremental(&input(&text.replace("x + 1", "x + 2")), DataModel::Lp64, None, Some(&p1), &Cancel::new()).unwrap();
+        let roots: Vec<String> = units(&p1, &s, None).into_iter().map(|u| u.root).collect();
         assert_eq!(roots, ["f", "h"], "k reaches no property: nothing to verify");
-        let key = |p: &Program, s: &Settings, root: &str| units(p, s).into_iter().find(|u| u.root == root).unwrap().key;
+        let key = |p: &Program, s: &Settings, root: &str| units(p, s, None).into_iter().find(|u| u.root == root).unwrap().key;
         // Roots: f (calls g) and h. Changing g changes f's key, not h's.
         assert_ne!(key(&p1, &s, "f"), key(&p2, &s, "f"));
         assert_eq!(key(&p1, &s, "h"), key(&p2, &s, "h"));
         let mut t = s.clone();
         t.timeout = Duration::from_secs(1);
         assert_ne!(key(&p1, &s, "h"), key(&p1, &t, "h"));
+        // The compilation database (its text) and the file's flags are part of the key.
+        let project = |hash: u64, flag: &str| {
+            Some(Arc::new(Project { db: "/p/compile_commands.json".into(), db_hash: hash, flags: vec![flag.into()], linked: vec![] }))
+        };
+        let pkey = |p: Option<Arc<Project>>| units(&p1, &s, p.as_ref()).into_iter().find(|u| u.root == "h").unwrap().key;
+        assert_ne!(pkey(None), pkey(project(1, "-DN=1")));
+        assert_ne!(pkey(project(1, "-DN=1")), pkey(project(2, "-DN=1")), "a changed database");
+        assert_ne!(pkey(project(1, "-DN=1")), pkey(project(1, "-DN=2")), "changed flags");
+        assert_eq!(pkey(project(1, "-DN=1")), pkey(project(1, "-DN=1")));
     }
 }

@@ -58,6 +58,9 @@ pub enum Request {
     },
     /// The settings changed: every open file is re-checked with them.
     SettingsChanged,
+    /// A compilation database or a project file changed on disk: these open files, built
+    /// with it, are re-checked.
+    ProjectChanged(Vec<Url>),
     CancelProgress(NumberOrString),
     CancelFile(Url),
     Shutdown,
@@ -364,18 +367,10 @@ impl Loop {
                 tokio::spawn(async move { client.publish_diagnostics(uri, Vec::new(), None).await });
             }
             Request::SettingsChanged => {
-                let verify = self.session.settings().trigger != crate::lsp::session::settings::Trigger::Manual;
                 let uris: Vec<Url> = self.session.docs.iter().map(|e| e.key().clone()).collect();
-                for uri in uris {
-                    if let Some(e) = self.session.docs.get(&uri) {
-                        if let Some(c) = &e.job {
-                            c.cancel();
-                        }
-                    }
-                    self.dirty.insert(uri.clone());
-                    self.request(uri, now, verify, Force::Nothing, None);
-                }
+                self.recheck(uris, now);
             }
+            Request::ProjectChanged(uris) => self.recheck(uris, now),
             Request::CancelProgress(token) => {
                 for (uri, slot) in &mut self.slots {
                     if let Some(r) = slot.running.as_ref().filter(|r| r.token == token) {
@@ -405,6 +400,21 @@ impl Loop {
         }
     }
 
+    /// Cancels the files' running jobs and checks them again (verifies them unless the trigger
+    /// is manual).
+    fn recheck(&mut self, uris: Vec<Url>, now: Instant) {
+        let verify = self.session.settings().trigger != crate::lsp::session::settings::Trigger::Manual;
+        for uri in uris {
+            let Some(e) = self.session.docs.get(&uri) else { continue };
+            if let Some(c) = &e.job {
+                c.cancel();
+            }
+            drop(e);
+            self.dirty.insert(uri.clone());
+            self.request(uri, now, verify, Force::Nothing, None);
+        }
+    }
+
     fn current_version(&self, uri: &Url, generation: u64) -> Option<i32> {
         let r = self.slots.get(uri)?.running.as_ref().filter(|r| r.generation == generation)?;
         let e = self.session.docs.get(uri)?;
@@ -426,6 +436,7 @@ impl Loop {
         let Some(mut e) = self.session.docs.get_mut(&uri) else { return };
         let state = &mut e.state;
         match msg {
+            JobMsg::Project(p) => state.project = p,
             JobMsg::Loaded(Ok(l)) => {
                 state.parse_error = None;
                 state.functions = l.functions;

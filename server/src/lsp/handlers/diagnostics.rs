@@ -2,7 +2,8 @@
 //! with the counterexample as related information, inputs first, then one entry per step with
 //! its values), proofs (Hint or Information "proved", with the time the proof took), properties
 //! still being verified (Hint "verifying…"), unknowns (Warning with the reason), dead
-//! code (Hint, `Unnecessary`), the syntax error. Results of an older version are marked stale,
+//! code (Hint, `Unnecessary`), the syntax error, a compilation database that could not be used
+//! (Warning `compile-commands` on the first line). Results of an older version are marked stale,
 //! also while the text does not parse (they are those of the last version that parsed).
 
 use analysis_engine::report::Verdict;
@@ -158,6 +159,16 @@ pub fn build(state: &FileState, doc: &Document, proved_as_information: bool, rel
                 if *stale { STALE } else { "" }
             ),
             tags: Some(vec![DiagnosticTag::UNNECESSARY]),
+            ..Default::default()
+        });
+    }
+    if let Some(problem) = &state.project.problem {
+        out.push(Diagnostic {
+            range: Default::default(),
+            severity: Some(DiagnosticSeverity::WARNING),
+            code: Some(NumberOrString::String("compile-commands".into())),
+            source: Some(SOURCE.into()),
+            message: format!("{problem}; the file is verified without the compilation database's flags and files"),
             ..Default::default()
         });
     }

@@ -8,3 +8,4 @@ pub mod diagnostics;
 pub mod hover;
 pub mod inlay_hints;
 pub mod text_document;
+pub mod watched_files;

@@ -38,6 +38,8 @@ pub struct ClientCaps {
     pub code_lens_refresh: bool,
     pub configuration: bool,
     pub show_document: bool,
+    /// `workspace/didChangeWatchedFiles` watchers may be registered dynamically.
+    pub watch_files: bool,
 }
 
 impl ClientCaps {
@@ -55,6 +57,7 @@ impl ClientCaps {
             code_lens_refresh: ws.and_then(|w| w.code_lens.as_ref()).and_then(|i| i.refresh_support).unwrap_or(false),
             configuration: ws.and_then(|w| w.configuration).unwrap_or(false),
             show_document: c.window.as_ref().and_then(|w| w.show_document.as_ref()).map(|s| s.support).unwrap_or(false),
+            watch_files: ws.and_then(|w| w.did_change_watched_files.as_ref()).and_then(|d| d.dynamic_registration).unwrap_or(false),
         }
     }
 }
@@ -76,6 +79,8 @@ pub struct Session {
     pub notify_jobs: AtomicBool,
     pub trace_cursor: Mutex<TraceCursor>,
     pub shutting_down: AtomicBool,
+    /// The workspace's root folder (relative paths in the settings are resolved against it).
+    pub root: RwLock<Option<std::path::PathBuf>>,
 }
 
 impl Session {
@@ -85,6 +90,10 @@ impl Session {
 
     pub fn set_settings(&self, s: Settings) {
         *self.settings.write().unwrap_or_else(|e| e.into_inner()) = s;
+    }
+
+    pub fn root(&self) -> Option<std::path::PathBuf> {
+        self.root.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     pub fn caps(&self) -> ClientCaps {

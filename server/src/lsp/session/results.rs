@@ -102,6 +102,18 @@ pub struct ParseError {
     pub message: String,
 }
 
+/// The project a file was last built in (its compilation database), to know which files'
+/// changes concern it and to show why its database could not be used.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ProjectUse {
+    /// The database named by the settings or found for the file, if any.
+    pub db: Option<std::path::PathBuf>,
+    /// The project's other files (linked in), as the database names them.
+    pub linked: Vec<std::path::PathBuf>,
+    /// Why the database was not used (unreadable, malformed, no entry for the file).
+    pub problem: Option<String>,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct FileState {
     pub functions: Vec<FunctionInfo>,
@@ -113,6 +125,8 @@ pub struct FileState {
     pub running: bool,
     /// The last job failed internally (the message, reported once).
     pub failure: Option<String>,
+    /// The project the last job built the file in.
+    pub project: ProjectUse,
 }
 
 impl FileState {

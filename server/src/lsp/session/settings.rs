@@ -1,7 +1,9 @@
 //! The server's settings (section `cpals` of `workspace/configuration`, also accepted as
 //! `initializationOptions.settings`): analysis, trigger, debounce, timeout per file, worker
-//! count, data model, native execution. Every setting applies to the next job without a restart.
+//! count, data model, native execution, the compilation database. Every setting applies to the
+//! next job without a restart.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use analysis_engine::cfa::DataModel;
@@ -35,6 +37,10 @@ pub struct Settings {
     pub proved_as_information: bool,
     /// Whether long counterexamples may be confirmed by running the program in the sandbox.
     pub native: NativeExecution,
+    /// The compilation database (`compile_commands.json`, or a folder holding one) every file
+    /// is built with; `None` (the default): each file's own, found as clangd finds it. A
+    /// relative path is resolved against the workspace's root folder.
+    pub compile_commands: Option<PathBuf>,
 }
 
 impl Default for Settings {
@@ -49,6 +55,7 @@ impl Default for Settings {
             data_model: DataModel::Lp64,
             proved_as_information: false,
             native: NativeExecution::Sandboxed,
+            compile_commands: None,
         }
     }
 }
@@ -108,6 +115,11 @@ impl Settings {
                     Some("off") => s.native = NativeExecution::Off,
                     _ => bad(&mut errors, "expected \"sandboxed\" or \"off\""),
                 },
+                "compileCommands" => match val.as_str() {
+                    Some("") => s.compile_commands = None,
+                    Some(p) => s.compile_commands = Some(PathBuf::from(p)),
+                    None => bad(&mut errors, "expected the path of a compile_commands.json (or \"\" to find it)"),
+                },
                 _ => errors.push(format!("unknown setting `cpals.{key}`")),
             }
         }
@@ -144,5 +156,10 @@ mod tests {
         // An empty Lua table arrives as `[]`: no settings, no error; other arrays are errors.
         assert_eq!(s.updated(&json!([])), (s.clone(), vec![]));
         assert_eq!(s.updated(&json!([1])).1.len(), 1);
+        let (t, errs) = s.updated(&json!({"compileCommands": "/p/build/compile_commands.json"}));
+        assert!(errs.is_empty(), "{errs:?}");
+        assert_eq!(t.compile_commands.as_deref(), Some(std::path::Path::new("/p/build/compile_commands.json")));
+        assert_eq!(t.updated(&json!({"compileCommands": ""})).0.compile_commands, None, "\"\": found as clangd finds it");
+        assert_eq!(t.updated(&json!({"compileCommands": 3})).1.len(), 1);
     }
 }
