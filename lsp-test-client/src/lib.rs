@@ -228,7 +228,10 @@ impl LspClient {
                 "inlayHint": {}, "hover": {"contentFormat": ["markdown", "plaintext"]}, "codeLens": {},
                 "synchronization": {"didSave": true}
             },
-            "workspace": {"configuration": true, "inlayHint": {"refreshSupport": true}, "codeLens": {"refreshSupport": true}, "didChangeConfiguration": {}},
+            "workspace": {
+                "configuration": true, "inlayHint": {"refreshSupport": true}, "codeLens": {"refreshSupport": true}, "didChangeConfiguration": {},
+                "didChangeWatchedFiles": {"dynamicRegistration": true}
+            },
             "window": {"workDoneProgress": true, "showDocument": {"support": true}}
         });
         let result = self
