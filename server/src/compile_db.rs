@@ -1,9 +1,11 @@
 //! Projects with a compilation database (issue 23, Build 4): `compile_commands.json` found as
 //! clangd finds it (the file's folder and its parents, each also with a `build/` subfolder) or
-//! named with `--compile-commands`, and the preprocessor flags of a file's entry in it (`-I`,
-//! `-isystem`, `-iquote`, `-D`, `-U`, `-std=`, `-include`; relative paths resolved against the
-//! entry's `directory`). Other flags (optimisation, warnings, output) do not change what the
-//! program means to the analysis and are left out.
+//! named with `--compile-commands` (the editor's `compileCommands` setting), and the
+//! preprocessor flags of a file's entry in it (`-I`, `-isystem`, `-iquote`, `-D`, `-U`,
+//! `-std=`, `-include`; relative paths resolved against the entry's `directory`). Other flags
+//! (optimisation, warnings, output) do not change what the program means to the analysis and
+//! are left out. [`Project::for_file`] is what the CLI and the language server both build a
+//! file with.
 
 use std::path::{Path, PathBuf};
 
