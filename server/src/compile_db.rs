@@ -7,7 +7,9 @@
 //! are left out. [`Project::for_file`] is what the CLI and the language server both build a
 //! file with.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// The database for `file`: `compile_commands.json` in its folder or a parent's, or in a
 /// `build/` subfolder of one of them, nearest first.
@@ -25,14 +27,25 @@ pub fn find(file: &Path) -> Option<PathBuf> {
     None
 }
 
-/// Every file of the database at `db` with its preprocessor flags.
-pub fn entries(db: &Path) -> Result<Vec<(PathBuf, Vec<String>)>, String> {
-    let bytes = analysis_engine::frontend::read_regular_file(db).map_err(|e| format!("cannot read {}: {}", db.display(), e))?;
-    parse(db, &bytes)
+/// A database's files with their preprocessor flags.
+type Entries = Vec<(PathBuf, Vec<String>)>;
+
+/// [`parse`], kept per database while its text (`hash`) is the same: the editor reads the
+/// database at every job, and a large one has thousands of paths to resolve.
+fn parsed(db: &Path, hash: u64, bytes: &[u8]) -> Result<Arc<Entries>, String> {
+    type Parsed = HashMap<PathBuf, (u64, Arc<Entries>)>;
+    static PARSED: Mutex<Option<Parsed>> = Mutex::new(None);
+    let lock = || PARSED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, entries)) = lock().as_ref().and_then(|m| m.get(db)).filter(|(h, _)| *h == hash) {
+        return Ok(entries.clone());
+    }
+    let entries = Arc::new(parse(db, bytes)?);
+    lock().get_or_insert_with(HashMap::new).insert(db.to_path_buf(), (hash, entries.clone()));
+    Ok(entries)
 }
 
-/// The entries of the database at `db` whose text is `bytes`.
-fn parse(db: &Path, bytes: &[u8]) -> Result<Vec<(PathBuf, Vec<String>)>, String> {
+/// Every file of the database at `db`, whose text is `bytes`, with its preprocessor flags.
+fn parse(db: &Path, bytes: &[u8]) -> Result<Entries, String> {
     let entries: serde_json::Value =
         serde_json::from_slice(bytes).map_err(|e| format!("{} is not a compilation database: {}", db.display(), e))?;
     let entries = entries.as_array().ok_or_else(|| format!("{} is not a compilation database (not a JSON array)", db.display()))?;
@@ -72,7 +85,10 @@ impl Project {
     pub fn for_file(file: &Path, named: Option<&Path>) -> Result<Option<Project>, String> {
         let Some(db) = named.map(Path::to_path_buf).or_else(|| find(file)) else { return Ok(None) };
         let bytes = analysis_engine::frontend::read_regular_file(&db).map_err(|e| format!("cannot read {}: {}", db.display(), e))?;
-        let entries = parse(&db, &bytes)?;
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        std::hash::Hash::hash(&bytes, &mut h);
+        let db_hash = std::hash::Hasher::finish(&h);
+        let entries = parsed(&db, db_hash, &bytes)?;
         let me = canonical(file);
         let Some(flags) = entries.iter().find(|(f, _)| *f == me).map(|(_, flags)| flags.clone()) else {
             return match named {
@@ -80,11 +96,8 @@ impl Project {
                 None => Ok(None),
             };
         };
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        std::hash::Hash::hash(&bytes, &mut h);
-        let db_hash = std::hash::Hasher::finish(&h);
         // The other files: those defining functions this one calls are linked in.
-        let linked = entries.into_iter().filter(|(f, _)| *f != me).collect();
+        let linked = entries.iter().filter(|(f, _)| *f != me).cloned().collect();
         Ok(Some(Project { db, db_hash, flags, linked }))
     }
 

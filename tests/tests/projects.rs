@@ -134,7 +134,8 @@ async fn a_project_is_verified_with_its_compilation_database_and_follows_its_cha
 
 /// A malformed database, and a named one without an entry for the file: a warning on the file,
 /// which is verified without the database (so a function it does not define stays external
-/// and what depends on it unknown), and the server carries on.
+/// and what depends on it unknown), and the server carries on. The database is found in a
+/// `build/` folder, or named by the setting (the file or its folder).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_database_that_cannot_be_used_is_a_warning_not_a_crash() {
     let project = temp_dir("projects-bad-db");
@@ -175,5 +176,11 @@ async fn a_database_that_cannot_be_used_is_a_warning_not_a_crash() {
     let warning = diags.iter().find(|d| d["code"] == "compile-commands").unwrap_or_else(|| panic!("a warning: {diags:#?}"));
     assert!(warning["message"].as_str().unwrap().contains("has no entry for"), "{warning}");
     assert_eq!(code_at(&diags, text, "twice(a) == 4"), "unknown", "{diags:#?}");
+
+    // The setting may name the database's folder.
+    c.notify("workspace/didChangeConfiguration", json!({"settings": {"cpals": {"compileCommands": project.join("build")}}})).await;
+    let (_, diags) = c.settled(&uri, 1).await;
+    assert!(diags.iter().all(|d| d["code"] != "compile-commands"), "{diags:#?}");
+    assert_eq!(code_at(&diags, text, "twice(a) == 4"), "proved", "{diags:#?}");
     c.shutdown().await;
 }
