@@ -40,7 +40,7 @@ const SERVER: &[&[&str]] = &[
     &["lsp::session"],
     &["lsp::handlers::code_lens", "lsp::handlers::diagnostics", "lsp::handlers::hover", "lsp::handlers::inlay_hints"],
     &["lsp::scheduler"],
-    &["lsp::handlers::commands", "lsp::handlers::text_document"],
+    &["lsp::handlers::commands", "lsp::handlers::text_document", "lsp::handlers::watched_files"],
     &["lsp::handlers"],
     &["lsp::backend"],
     &["lsp::transport"],
