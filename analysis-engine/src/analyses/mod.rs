@@ -2,6 +2,7 @@
 //! composite that combines them with a data analysis, and the data analyses themselves.
 
 pub mod callstack;
+pub mod cells;
 pub mod chc;
 pub mod combined;
 pub mod composite;

@@ -7,6 +7,7 @@
 
 pub mod block;
 pub mod build;
+pub mod cells;
 pub mod check;
 pub mod dot;
 pub mod loops;

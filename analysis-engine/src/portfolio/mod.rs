@@ -476,6 +476,7 @@ impl Run<'_> {
         let open: Vec<Property> = self.props.iter().filter(|p| !decided.contains(&p.key)).cloned().collect();
         // A violated property's target may be shared with open ones (an assertion helper's):
         // its clauses would be satisfiable; the phase is left out then.
+        tracing::debug!("the Horn clause phase: {} properties open, {} violated", open.len(), self.found.values().filter(|d| d.is_violated()).count());
         if open.is_empty() || self.found.values().any(Decision::is_violated) {
             return Next::Continue;
         }

@@ -1,0 +1,163 @@
+//! Array properties through cell morphing (Monniaux and Gonnord, *Cell Morphing: From Array
+//! Programs to Array-Free Horn Clauses*, SAS 2016, §3 and §4.2): on the program with each array
+//! replaced by its cell at an arbitrary index `k` (`cfa::cells`), the quantified invariant an
+//! array loop needs is a quantifier-free one over `k`: `k < 0 | k >= i | a_k == 42` stands for
+//! `∀k. 0 <= k < i → a[k] == 42`. Candidates of that shape (the indices the program uses, the
+//! values its writes put in a cell), bounds of the indices, and at the entry of a function
+//! with a target "the last read was not at `k`, or the parameter is nonzero" are proposed at
+//! every cut point; the largest inductive subset is kept (Houdini, bit-precise:
+//! `invariants::inductive_subset`), and a property is proved when that annotation shows its
+//! target unreachable in the cell-morphed program (`invariants::unreachable_targets`), which
+//! over-approximates the program for every `k`.
+
+use std::collections::BTreeSet;
+
+use crate::cfa::cells::Cells;
+use crate::cfa::{NodeId, Program};
+use crate::core::Cancel;
+use crate::invariants::{inductive_subset, unreachable_targets, Annotations};
+use crate::ir::{BinOp, Expr, FuncId, IntTy, VarId, VarKind};
+use crate::properties::{Property, PropertyKey};
+
+/// Candidates per cut point at most (each costs a query per round of Houdini).
+const MAX_CANDIDATES: usize = 400;
+
+/// The open properties the cell-morphed program `c` shows to hold.
+pub fn prove(c: &Cells, open: &[Property], cancel: &Cancel) -> BTreeSet<PropertyKey> {
+    let q = &c.program;
+    let funcs = q.reachable_functions(q.start);
+    let target_node = |k: &PropertyKey| q.cfa(k.func).node_ids().find(|&n| q.cfa(k.func).node(n).target == Some(k.target));
+    let targets: BTreeSet<(FuncId, NodeId)> = open.iter().filter_map(|pr| Some((pr.key.func, target_node(&pr.key)?))).collect();
+    if targets.is_empty() {
+        return BTreeSet::new();
+    }
+    let mut cands = Annotations::new();
+    for &f in &funcs {
+        let cfa = q.cfa(f);
+        let at_loops = loop_candidates(c, f);
+        for n in cfa.loop_heads().filter(|&n| cfa.node(n).rpo != u32::MAX) {
+            cands.insert((f, n), at_loops.clone());
+        }
+        if targets.iter().any(|(g, _)| *g == f) && f != q.start {
+            let at_entry = entry_candidates(c, f);
+            if !at_entry.is_empty() {
+                cands.insert((f, cfa.entry), at_entry);
+            }
+        }
+    }
+    cands.retain(|_, v| !v.is_empty());
+    if cands.is_empty() {
+        return BTreeSet::new();
+    }
+    tracing::debug!("cells: {} candidates at {} cut points", cands.values().map(Vec::len).sum::<usize>(), cands.len());
+    let inv = inductive_subset(q, cands, cancel);
+    if cancel.check().is_err() {
+        return BTreeSet::new();
+    }
+    if tracing::enabled!(tracing::Level::DEBUG) {
+        for ((f, n), c) in &inv {
+            let shown: Vec<String> = c.iter().map(|e| crate::cfa::pretty::expr(q, e, true)).collect();
+            tracing::debug!("cells: inductive at {}@{}: {}", q.cfa(*f).name, n.0, shown.join(" && "));
+        }
+    }
+    let shown = unreachable_targets(q, &inv, &targets, cancel);
+    if cancel.check().is_err() {
+        return BTreeSet::new();
+    }
+    open.iter().map(|pr| pr.key).filter(|k| target_node(k).is_some_and(|n| shown.contains(&(k.func, n)))).collect()
+}
+
+fn cmp(op: BinOp, a: Expr, b: Expr) -> Expr {
+    Expr::Binary(op, Box::new(a), Box::new(b), IntTy::INT)
+}
+
+fn or(a: Expr, b: Expr) -> Expr {
+    Expr::Binary(BinOp::BitOr, Box::new(a), Box::new(b), IntTy::INT)
+}
+
+/// `v` as a `long long` expression.
+fn wide(q: &Program, v: VarId) -> Expr {
+    Expr::Var(v, q.var(v).int_ty()).cast(IntTy::I64)
+}
+
+/// Candidates at the loop heads of `f`: for each index `e` the program uses and each value a
+/// write puts in a cell, `k < 0 | k >= e | a_k == v` (and with `k > e`); the bounds of the
+/// scalar variables of the indices and of `f`'s branch conditions (`x >= 0`, `x <= C`,
+/// `x >= C` for the constants `C` of those conditions, `x <= y` between them).
+fn loop_candidates(c: &Cells, f: FuncId) -> Vec<Expr> {
+    let q = &c.program;
+    let k = Expr::Var(c.k, IntTy::I64);
+    let in_scope = |v: VarId| v.func().is_none_or(|g| g == f);
+    let mine = |list: &[(FuncId, Expr)]| -> Vec<Expr> {
+        list.iter()
+            .filter(|(g, e)| {
+                let mut vs = Vec::new();
+                e.vars(&mut vs);
+                *g == f || vs.iter().all(|&v| v.func().is_none())
+            })
+            .map(|(_, e)| e.clone())
+            .collect()
+    };
+    let indices = mine(&c.indices);
+    // (A write's value mentions `k`, globals and the writing function's locals.)
+    let writes = mine(&c.writes);
+    let conditions = mine(&c.conditions);
+    let mut out: Vec<Expr> = Vec::new();
+    let below = cmp(BinOp::Lt, k.clone(), Expr::Const(0, IntTy::I64));
+    for e in &indices {
+        for w in &writes {
+            for op in [BinOp::Ge, BinOp::Gt] {
+                out.push(or(or(below.clone(), cmp(op, k.clone(), e.clone())), w.clone()));
+            }
+        }
+    }
+    // The scalars of the indices and conditions, and the constants of the conditions.
+    let mut scalars: Vec<VarId> = Vec::new();
+    let mut consts: Vec<i128> = Vec::new();
+    for e in indices.iter().chain(&conditions) {
+        let mut vs = Vec::new();
+        e.vars(&mut vs);
+        for v in vs {
+            let scalar = matches!(q.var(v).kind, VarKind::Int(_));
+            if scalar && in_scope(v) && v != c.k && v != c.at_k && !q.var(v).synthetic && !scalars.contains(&v) {
+                scalars.push(v);
+            }
+        }
+    }
+    for e in &conditions {
+        e.walk(&mut |x| {
+            if let Expr::Const(v, _) = x {
+                if !consts.contains(v) {
+                    consts.push(*v);
+                }
+            }
+        });
+    }
+    for &x in &scalars {
+        out.push(cmp(BinOp::Ge, wide(q, x), Expr::Const(0, IntTy::I64)));
+        for &cst in &consts {
+            for op in [BinOp::Le, BinOp::Ge] {
+                out.push(cmp(op, wide(q, x), Expr::Const(cst, IntTy::I64)));
+            }
+        }
+        for &y in scalars.iter().filter(|&&y| y != x) {
+            out.push(cmp(BinOp::Le, wide(q, x), wide(q, y)));
+        }
+    }
+    out.truncate(MAX_CANDIDATES);
+    out
+}
+
+/// Candidates at the entry of a function with a target, for a call with an array read as its
+/// argument (`__VERIFIER_assert(a[x] == 42)`): the last read was not at `k`, or the parameter
+/// is nonzero.
+fn entry_candidates(c: &Cells, f: FuncId) -> Vec<Expr> {
+    let q = &c.program;
+    let not_at_k = cmp(BinOp::Eq, Expr::Var(c.at_k, IntTy::INT), Expr::Const(0, IntTy::INT));
+    q.cfa(f)
+        .params
+        .iter()
+        .filter(|&&v| matches!(q.var(v).kind, VarKind::Int(_)))
+        .map(|&v| or(not_at_k.clone(), cmp(BinOp::Ne, wide(q, v), Expr::Const(0, IntTy::I64))))
+        .collect()
+}
