@@ -80,10 +80,11 @@ fn wide(q: &Program, v: VarId) -> Expr {
     Expr::Var(v, q.var(v).int_ty()).cast(IntTy::I64)
 }
 
-/// Candidates at the loop heads of `f`: for each index `e` the program uses and each value a
-/// write puts in a cell, `k < 0 | k >= e | a_k == v` (and with `k > e`); the bounds of the
-/// scalar variables of the indices and of `f`'s branch conditions (`x >= 0`, `x <= C`,
-/// `x >= C` for the constants `C` of those conditions, `x <= y` between them).
+/// Candidates at the loop heads of `f`: the bounds of the scalar variables of the indices and
+/// of `f`'s branch conditions (`x >= 0`, `x <= C`, `x >= C` for the constants `C` of those
+/// conditions, `x <= y` between them); for each bound `b` (an index the program uses, one of
+/// those scalars or constants) and each value a write puts in a cell, `k < 0 | k >= b | a_k ==
+/// v` (and with `k > b`).
 fn loop_candidates(c: &Cells, f: FuncId) -> Vec<Expr> {
     let q = &c.program;
     let k = Expr::Var(c.k, IntTy::I64);
@@ -102,15 +103,6 @@ fn loop_candidates(c: &Cells, f: FuncId) -> Vec<Expr> {
     // (A write's value mentions `k`, globals and the writing function's locals.)
     let writes = mine(&c.writes);
     let conditions = mine(&c.conditions);
-    let mut out: Vec<Expr> = Vec::new();
-    let below = cmp(BinOp::Lt, k.clone(), Expr::Const(0, IntTy::I64));
-    for e in &indices {
-        for w in &writes {
-            for op in [BinOp::Ge, BinOp::Gt] {
-                out.push(or(or(below.clone(), cmp(op, k.clone(), e.clone())), w.clone()));
-            }
-        }
-    }
     // The scalars of the indices and conditions, and the constants of the conditions.
     let mut scalars: Vec<VarId> = Vec::new();
     let mut consts: Vec<i128> = Vec::new();
@@ -133,6 +125,7 @@ fn loop_candidates(c: &Cells, f: FuncId) -> Vec<Expr> {
             }
         });
     }
+    let mut out: Vec<Expr> = Vec::new();
     for &x in &scalars {
         out.push(cmp(BinOp::Ge, wide(q, x), Expr::Const(0, IntTy::I64)));
         for &cst in &consts {
@@ -142,6 +135,20 @@ fn loop_candidates(c: &Cells, f: FuncId) -> Vec<Expr> {
         }
         for &y in scalars.iter().filter(|&&y| y != x) {
             out.push(cmp(BinOp::Le, wide(q, x), wide(q, y)));
+        }
+    }
+    // Where a cell's value is known up to: an index, a scalar or a constant of the conditions
+    // (the bound of an earlier loop whose counter was reused).
+    let mut bounds: Vec<Expr> = indices.clone();
+    bounds.extend(scalars.iter().map(|&v| wide(q, v)));
+    bounds.extend(consts.iter().map(|&c| Expr::Const(c, IntTy::I64)));
+    bounds.dedup();
+    let below = cmp(BinOp::Lt, k.clone(), Expr::Const(0, IntTy::I64));
+    for b in &bounds {
+        for w in &writes {
+            for op in [BinOp::Ge, BinOp::Gt] {
+                out.push(or(or(below.clone(), cmp(op, k.clone(), b.clone())), w.clone()));
+            }
         }
     }
     out.truncate(MAX_CANDIDATES);

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use crate::analyses::template::TemplateResult;
 use crate::cfa::Program;
 use crate::config::{Analysis, NativeExecution, Order, PrecisionHint, VerifyConfig};
+use crate::ir::FuncId;
 use crate::core::Cancel;
 use crate::properties::{properties, Property, PropertyKey};
 use crate::report::build::{self, Credits, TemplateCredit};
@@ -476,8 +477,9 @@ impl Run<'_> {
         let open: Vec<Property> = self.props.iter().filter(|p| !decided.contains(&p.key)).cloned().collect();
         // A violated property's target may be shared with open ones (an assertion helper's):
         // its clauses would be satisfiable; the phase is left out then.
-        tracing::debug!("the Horn clause phase: {} properties open, {} violated", open.len(), self.found.values().filter(|d| d.is_violated()).count());
-        if open.is_empty() || self.found.values().any(Decision::is_violated) {
+        let violated: BTreeSet<(FuncId, u32)> =
+            self.found.iter().filter(|(_, d)| d.is_violated()).map(|(k, _)| (k.func, k.target)).collect();
+        if open.is_empty() || open.iter().any(|p| violated.contains(&(p.key.func, p.key.target))) {
             return Next::Continue;
         }
         let budget = self.budget(self.config.shares.chc, CHC_TIME);
