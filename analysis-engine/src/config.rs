@@ -287,6 +287,9 @@ pub struct Shares {
     /// The whole program's Horn clauses solved by Spacer (`analyses::chc`), after the
     /// template analysis.
     pub chc: f64,
+    /// Array invariants on the cell-morphed program (`analyses::cells`), after the first
+    /// value slice.
+    pub cells: f64,
 }
 
 /// Everything a run depends on besides the program.
@@ -309,7 +312,7 @@ pub struct VerifyConfig {
 
 impl VerifyConfig {
     /// The phases of `combined` that can be left out by name (`cpals check --without`).
-    pub const PHASES: [&'static str; 6] = ["fuzz", "concrete", "summaries", "value", "templates", "chc"];
+    pub const PHASES: [&'static str; 7] = ["fuzz", "concrete", "summaries", "value", "cells", "templates", "chc"];
 
     /// Leaves out the phase named `name`; `false` if there is no such phase.
     pub fn without(&mut self, name: &str) -> bool {
@@ -323,6 +326,7 @@ impl VerifyConfig {
             "value" => &mut self.shares.value,
             "templates" => &mut self.shares.templates,
             "chc" => &mut self.shares.chc,
+            "cells" => &mut self.shares.cells,
             _ => return false,
         };
         *share = 0.0;
@@ -352,7 +356,7 @@ impl VerifyConfig {
             },
             summaries: SummaryOptions { dag_refinement: true, dag_interpolants: None, scope: Scope::Function, form: Form::Atoms },
             concrete: ConcreteOptions { runs: 12, time: Duration::from_secs(3), steps: 2_000_000_000, native: NativeExecution::Sandboxed },
-            shares: Shares { fuzz: 0.1, concrete: 0.3, summaries: 0.4, value: 0.35, templates: 0.25, chc: 0.3 },
+            shares: Shares { fuzz: 0.1, concrete: 0.3, summaries: 0.4, value: 0.35, templates: 0.25, chc: 0.3, cells: 0.2 },
         }
     }
 }

@@ -22,6 +22,41 @@ use crate::properties::{Property, PropertyKey};
 /// Candidates per cut point at most (each costs a query per round of Houdini).
 const MAX_CANDIDATES: usize = 400;
 
+/// The program with its arrays replaced by cells: `Ok(None)` for a program without arrays,
+/// `Err` (why) when some array cannot be replaced.
+pub fn morph(p: &Program) -> Result<Option<Cells>, &'static str> {
+    if !has_arrays(p) {
+        return Ok(None);
+    }
+    match crate::cfa::cells::abstract_arrays(p) {
+        Some(c) if !has_arrays(&c.program) => Ok(Some(c)),
+        None => Err("the program has arrays used other than element by element"),
+        Some(_) => Err("the program has arrays that cells do not replace"),
+    }
+}
+
+/// Whether a function reachable from the start, or the globals, have an array.
+fn has_arrays(p: &Program) -> bool {
+    let arrays = |f: FuncId| p.cfa(f).locals.iter().any(|v| matches!(v.kind, VarKind::Array { .. }));
+    p.globals.iter().any(|v| matches!(v.kind, VarKind::Array { .. })) || p.reachable_functions(p.start).into_iter().any(arrays)
+}
+
+/// The open properties of a program with arrays that its cell-morphed form shows to hold.
+pub fn prove_program(p: &Program, open: &[Property], cancel: &Cancel) -> BTreeSet<PropertyKey> {
+    match morph(p) {
+        Ok(Some(c)) => {
+            let proved = prove(&c, open, cancel);
+            tracing::debug!("cells: {} arrays as cells, {} of {} properties proved", c.arrays, proved.len(), open.len());
+            proved
+        }
+        Ok(None) => BTreeSet::new(),
+        Err(why) => {
+            tracing::debug!("cells: nothing proved ({why})");
+            BTreeSet::new()
+        }
+    }
+}
+
 /// The open properties the cell-morphed program `c` shows to hold.
 pub fn prove(c: &Cells, open: &[Property], cancel: &Cancel) -> BTreeSet<PropertyKey> {
     let q = &c.program;

@@ -24,7 +24,7 @@ use crate::analyses::template::LinearForm;
 use crate::cfa::{EdgeKind, NodeId, Program};
 use crate::core::Cancel;
 use crate::invariants::{inductive_subset, unreachable_targets, Annotations};
-use crate::ir::{BinOp, Expr, FuncId, IntTy, VarKind};
+use crate::ir::{BinOp, Expr, FuncId, IntTy};
 use crate::properties::{Property, PropertyKey};
 use crate::smt::linpred::{LinPred, Rel};
 
@@ -52,48 +52,23 @@ pub struct ChcResult {
 /// the invariants shown are those over the program's own variables, checked on the program.
 pub fn run(p: &Program, open: &[Property], decided: &BTreeSet<PropertyKey>, cancel: &Cancel, limit_ms: u64) -> ChcResult {
     let t0 = Instant::now();
-    let mut cells = None;
-    if has_arrays(p) {
-        // Arrays stay out of the clauses: Spacer's model-based projection over arrays aborts
-        // the process in Z3 4.8.12 (docs/benchmarks.md), and the relations would not carry
-        // their contents anyway. Their cells do.
-        let why = match crate::cfa::cells::abstract_arrays(p) {
-            Some(c) if !has_arrays(&c.program) => {
-                tracing::debug!("chc: {} arrays as cells", c.arrays);
-                cells = Some(c);
-                None
-            }
-            None => Some("the program has arrays used other than element by element"),
-            Some(_) => Some("the program has arrays that cells do not replace"),
-        };
-        if let Some(why) = why {
+    // Arrays stay out of the clauses: Spacer's model-based projection over arrays aborts the
+    // process in Z3 4.8.12 (docs/benchmarks.md), and the relations would not carry their
+    // contents anyway. Their cells do.
+    let cells = match crate::analyses::cells::morph(p) {
+        Ok(c) => c,
+        Err(why) => {
             tracing::debug!("chc: nothing proved ({why})");
             return ChcResult { why_not: Some(why.into()), ..ChcResult::default() };
         }
-    }
-    let q = cells.as_ref().map_or(p, |c| &c.program);
-    // Array invariants of the usual shapes first (Houdini on the cells, no Horn solver).
-    let by_cells = cells.as_ref().map(|c| crate::analyses::cells::prove(c, open, cancel)).unwrap_or_default();
-    let rest: Vec<Property> = open.iter().filter(|pr| !by_cells.contains(&pr.key)).cloned().collect();
-    let mut r = match rest.is_empty() {
-        true => ChcResult::default(),
-        false => solve(q, p, &rest, decided, cancel, limit_ms),
     };
-    if !by_cells.is_empty() {
-        r.proved.extend(by_cells);
-        r.why_not = None;
-    }
+    let q = cells.as_ref().map_or(p, |c| &c.program);
+    let r = solve(q, p, open, decided, cancel, limit_ms);
     match &r.why_not {
         None => tracing::debug!("chc: {} properties proved in {:?}", r.proved.len(), t0.elapsed()),
         Some(why) => tracing::debug!("chc: nothing proved ({}) in {:?}", why, t0.elapsed()),
     }
     r
-}
-
-/// Whether a function reachable from the start, or the globals, have an array.
-fn has_arrays(p: &Program) -> bool {
-    let arrays = |f: FuncId| p.cfa(f).locals.iter().any(|v| matches!(v.kind, VarKind::Array { .. }));
-    p.globals.iter().any(|v| matches!(v.kind, VarKind::Array { .. })) || p.reachable_functions(p.start).into_iter().any(arrays)
 }
 
 /// Solves the clauses of `p` (the program, or its cell-morphed form) and shows the invariants

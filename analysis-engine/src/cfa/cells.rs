@@ -2,8 +2,8 @@
 //! Clauses", SAS 2016, §3): the program with every array replaced by its one cell at an index
 //! `k` chosen once, arbitrarily, at the start. An analysis that proves a property of this
 //! program has proved it of every `k`, so of every cell: `for (i = 0; i < n; i++) a[i] = 0;`
-//! leaves the scalar invariant `k < i → a_k == 0`, which the predicate analysis can find,
-//! where the array's own invariant is quantified (`∀j < i. a[j] == 0`).
+//! leaves the scalar invariant `k < 0 | k >= i | a_k == 0` (`analyses::cells` proposes such
+//! candidates), where the array's own invariant is quantified (`∀j < i. a[j] == 0`).
 //!
 //! The transformation, on the CFA:
 //! * a read `a[e]` is `e == k ? a_k : any value`; a write `a[e] = v` is
@@ -140,9 +140,11 @@ pub fn abstract_arrays(p: &Program) -> Option<Cells> {
     }
     for v in [&mut indices, &mut writes, &mut conditions] {
         let mut seen = Vec::new();
-        v.retain(|x| !seen.contains(x) && {
-            seen.push(x.clone());
-            true
+        v.retain(|x| {
+            !seen.contains(x) && {
+                seen.push(x.clone());
+                true
+            }
         });
     }
     Some(Cells { program: q, arrays: arrays.len(), k, at_k: h, indices, writes, conditions })

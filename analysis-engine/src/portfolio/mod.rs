@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 use crate::analyses::template::TemplateResult;
 use crate::cfa::Program;
 use crate::config::{Analysis, NativeExecution, Order, PrecisionHint, VerifyConfig};
-use crate::ir::FuncId;
 use crate::core::Cancel;
+use crate::ir::FuncId;
 use crate::properties::{properties, Property, PropertyKey};
 use crate::report::build::{self, Credits, TemplateCredit};
 use crate::report::outcome::{Decision, Outcome};
@@ -68,6 +68,10 @@ pub enum Phase {
     /// The template analysis (seed 004) in `combined`, with `Shares::templates` of the time
     /// left, on a thread of its own.
     Templates,
+    /// Array invariants on the cell-morphed program (`analyses::cells`) in `combined`, after
+    /// the first value slice, with `Shares::cells` of the time left: cheap, and what array
+    /// loops need.
+    Cells,
     /// The whole program's Horn clauses solved by Spacer (`analyses::chc`) in `combined`,
     /// after the templates, with `Shares::chc` of the time left.
     Chc,
@@ -102,6 +106,9 @@ pub fn plan(cfg: &VerifyConfig, p: &Program) -> Vec<Phase> {
             }
             if cfg.shares.value > 0.0 {
                 phases.push(Phase::Value(Slice::First));
+            }
+            if cfg.shares.cells > 0.0 && crate::cfa::cells::has_candidates(p) {
+                phases.push(Phase::Cells);
             }
             if cfg.shares.templates > 0.0 {
                 phases.push(Phase::Templates);
@@ -273,6 +280,7 @@ impl Run<'_> {
                 Phase::Value(slice) => self.value(slice),
                 Phase::Templates => self.templates(),
                 Phase::Chc => self.chc(),
+                Phase::Cells => self.cells(),
                 Phase::Cegar => {
                     // Time is kept for a last fuzzing phase if it may still find something.
                     let reserve = phases.contains(&Phase::Fuzz) && self.fuzz.promising();
@@ -462,6 +470,31 @@ impl Run<'_> {
         cfg.reuse = self.reuse.clone();
         let r = crate::analyses::combined::cegar::run(self.program, &cfg, cancel, &mut self.stats, self.found.clone());
         self.with_proved(r)
+    }
+
+    /// The cell-morphing phase on the properties still open: what it proves is proved for the
+    /// rest of the run; it ends the run when nothing is left open.
+    fn cells(&mut self) -> Next {
+        let decided = |k: &PropertyKey| self.proved.contains(k) || self.found.get(k).is_some_and(Decision::is_violated);
+        let open: Vec<Property> = self.props.iter().filter(|p| !decided(&p.key)).cloned().collect();
+        if open.is_empty() {
+            return Next::Continue;
+        }
+        let budget = self.budget(self.config.shares.cells, Duration::from_secs(10));
+        let cancel = self.cancel.child(Some(budget));
+        let program = self.program;
+        let proved = phases::on_own_thread("the cell-morphing phase", || crate::analyses::cells::prove_program(program, &open, &cancel))
+            .unwrap_or_default();
+        self.proved.extend(proved);
+        if !self.all_decided() {
+            return Next::Continue;
+        }
+        let o = Outcome {
+            decisions: Outcome::violations(&self.found),
+            precision: self.reuse.clone().unwrap_or_default(),
+            ..Outcome::default()
+        };
+        Next::Done(self.with_proved(o))
     }
 
     /// The Horn clause phase on the properties still open: what it proves is proved for the
