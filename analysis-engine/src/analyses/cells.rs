@@ -24,7 +24,7 @@ const MAX_CANDIDATES: usize = 400;
 
 /// The program with its arrays replaced by cells: `Ok(None)` for a program without arrays,
 /// `Err` (why) when some array cannot be replaced.
-pub fn morph(p: &Program) -> Result<Option<Cells>, &'static str> {
+fn morph(p: &Program) -> Result<Option<Cells>, &'static str> {
     if !has_arrays(p) {
         return Ok(None);
     }
@@ -58,7 +58,7 @@ pub fn prove_program(p: &Program, open: &[Property], cancel: &Cancel) -> BTreeSe
 }
 
 /// The open properties the cell-morphed program `c` shows to hold.
-pub fn prove(c: &Cells, open: &[Property], cancel: &Cancel) -> BTreeSet<PropertyKey> {
+fn prove(c: &Cells, open: &[Property], cancel: &Cancel) -> BTreeSet<PropertyKey> {
     let q = &c.program;
     let funcs = q.reachable_functions(q.start);
     let target_node = |k: &PropertyKey| q.cfa(k.func).node_ids().find(|&n| q.cfa(k.func).node(n).target == Some(k.target));

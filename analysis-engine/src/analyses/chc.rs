@@ -24,7 +24,7 @@ use crate::analyses::template::LinearForm;
 use crate::cfa::{EdgeKind, NodeId, Program};
 use crate::core::Cancel;
 use crate::invariants::{inductive_subset, unreachable_targets, Annotations};
-use crate::ir::{BinOp, Expr, FuncId, IntTy};
+use crate::ir::{BinOp, Expr, FuncId, IntTy, VarKind};
 use crate::properties::{Property, PropertyKey};
 use crate::smt::linpred::{LinPred, Rel};
 
@@ -46,24 +46,9 @@ pub struct ChcResult {
 
 /// Solves the program's clauses for the properties in `open` (the others are decided: their
 /// targets are left out of the clauses where that is possible).
-///
-/// A program with arrays is solved through its cell-morphed form (`cfa::cells`): its proofs
-/// hold for the program (the transformation over-approximates it for every cell index), and
-/// the invariants shown are those over the program's own variables, checked on the program.
 pub fn run(p: &Program, open: &[Property], decided: &BTreeSet<PropertyKey>, cancel: &Cancel, limit_ms: u64) -> ChcResult {
     let t0 = Instant::now();
-    // Arrays stay out of the clauses: Spacer's model-based projection over arrays aborts the
-    // process in Z3 4.8.12 (docs/benchmarks.md), and the relations would not carry their
-    // contents anyway. Their cells do.
-    let cells = match crate::analyses::cells::morph(p) {
-        Ok(c) => c,
-        Err(why) => {
-            tracing::debug!("chc: nothing proved ({why})");
-            return ChcResult { why_not: Some(why.into()), ..ChcResult::default() };
-        }
-    };
-    let q = cells.as_ref().map_or(p, |c| &c.program);
-    let r = solve(q, p, open, decided, cancel, limit_ms);
+    let r = solve(p, open, decided, cancel, limit_ms);
     match &r.why_not {
         None => tracing::debug!("chc: {} properties proved in {:?}", r.proved.len(), t0.elapsed()),
         Some(why) => tracing::debug!("chc: nothing proved ({}) in {:?}", why, t0.elapsed()),
@@ -71,14 +56,18 @@ pub fn run(p: &Program, open: &[Property], decided: &BTreeSet<PropertyKey>, canc
     r
 }
 
-/// Solves the clauses of `p` (the program, or its cell-morphed form) and shows the invariants
-/// over the variables of `orig` (the program), checked on it.
-fn solve(p: &Program, orig: &Program, open: &[Property], decided: &BTreeSet<PropertyKey>, cancel: &Cancel, limit_ms: u64) -> ChcResult {
+fn solve(p: &Program, open: &[Property], decided: &BTreeSet<PropertyKey>, cancel: &Cancel, limit_ms: u64) -> ChcResult {
     let gave_up = |why: &str| ChcResult { why_not: Some(why.to_string()), ..ChcResult::default() };
     if open.is_empty() {
         return gave_up("no property open");
     }
     let funcs = p.reachable_functions(p.start);
+    // Arrays stay out: Spacer's model-based projection over arrays aborts the process in Z3
+    // 4.8.12 (docs/benchmarks.md), and the relations would not carry their contents anyway.
+    let arrays = |f: FuncId| p.cfa(f).locals.iter().any(|v| matches!(v.kind, VarKind::Array { .. }));
+    if p.globals.iter().any(|v| matches!(v.kind, VarKind::Array { .. })) || funcs.iter().any(|&f| arrays(f)) {
+        return gave_up("the program has arrays");
+    }
     // A target is left out only if none of its properties is open: a helper's target is
     // shared by its call sites.
     let open_targets: BTreeSet<(FuncId, u32)> = open.iter().map(|pr| (pr.key.func, pr.key.target)).collect();
@@ -184,13 +173,12 @@ fn solve(p: &Program, orig: &Program, open: &[Property], decided: &BTreeSet<Prop
         .iter()
         .filter(|((f, n), _)| wp.cfa(*f).node(*n).loop_head)
         .map(|(&(f, n), c)| {
-            let synthetic = |e: &Expr| mentions_synthetic(orig, e);
+            let synthetic = |e: &Expr| mentions_synthetic(p, e);
             ((f, n), c.iter().filter(|e| !synthetic(e)).cloned().collect::<Vec<_>>())
         })
-        // (A loop head of the cell-morphed program that the program has.)
-        .filter(|((f, n), c)| !c.is_empty() && (n.0 as usize) < orig.cfa(*f).nodes.len() && orig.cfa(*f).node(*n).loop_head)
+        .filter(|(_, c)| !c.is_empty())
         .collect();
-    let invariants = inductive_subset(orig, own, cancel);
+    let invariants = inductive_subset(p, own, cancel);
     ChcResult { proved, invariants, why_not: None }
 }
 
@@ -233,14 +221,11 @@ fn one_expr(parts: Vec<Expr>) -> Option<Expr> {
     parts.into_iter().reduce(|a, b| Expr::Binary(BinOp::BitAnd, Box::new(a), Box::new(b), IntTy::INT))
 }
 
-/// Whether `e` reads a variable the program does not have (an entry copy, a cell).
+/// Whether `e` reads a variable the program does not have (an entry copy).
 fn mentions_synthetic(p: &Program, e: &Expr) -> bool {
     let mut vars = Vec::new();
     e.vars(&mut vars);
-    vars.iter().any(|v| match v.func() {
-        Some(f) => v.index() >= p.cfa(f).locals.len(),
-        None => v.index() >= p.globals.len(),
-    })
+    vars.iter().any(|v| v.func().is_some_and(|f| v.index() >= p.cfa(f).locals.len()))
 }
 
 /// `pred` as IR conditions that C's arithmetic computes exactly (one for `<=` and `%`, two
