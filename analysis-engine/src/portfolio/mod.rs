@@ -384,6 +384,16 @@ impl Run<'_> {
             && self.props.iter().all(|p| self.proved.contains(&p.key) || self.found.get(&p.key).is_some_and(Decision::is_violated))
     }
 
+    /// Ends the run with what the phases so far decided.
+    fn done(&self) -> Next {
+        let o = Outcome {
+            decisions: Outcome::violations(&self.found),
+            precision: self.reuse.clone().unwrap_or_default(),
+            ..Outcome::default()
+        };
+        Next::Done(self.with_proved(o))
+    }
+
     /// Adds the properties proved earlier to a phase's outcome.
     fn with_proved(&self, mut o: Outcome) -> Outcome {
         o.proved.extend(self.proved.iter().copied());
@@ -489,12 +499,7 @@ impl Run<'_> {
         if !self.all_decided() {
             return Next::Continue;
         }
-        let o = Outcome {
-            decisions: Outcome::violations(&self.found),
-            precision: self.reuse.clone().unwrap_or_default(),
-            ..Outcome::default()
-        };
-        Next::Done(self.with_proved(o))
+        self.done()
     }
 
     /// The Horn clause phase on the properties still open: what it proves is proved for the
@@ -532,12 +537,7 @@ impl Run<'_> {
         if !self.props.iter().all(|p| self.proved.contains(&p.key) || by_templates(&p.key)) {
             return Next::Continue;
         }
-        let o = Outcome {
-            decisions: Outcome::violations(&self.found),
-            precision: self.reuse.clone().unwrap_or_default(),
-            ..Outcome::default()
-        };
-        Next::Done(self.with_proved(o))
+        self.done()
     }
 
     fn templates(&mut self) -> Next {
@@ -551,11 +551,6 @@ impl Run<'_> {
             return Next::Continue;
         }
         self.all_by_templates = true;
-        let o = Outcome {
-            decisions: Outcome::violations(&self.found),
-            precision: self.reuse.clone().unwrap_or_default(),
-            ..Outcome::default()
-        };
-        Next::Done(self.with_proved(o))
+        self.done()
     }
 }
