@@ -203,3 +203,53 @@ fn entry_candidates(c: &Cells, f: FuncId) -> Vec<Expr> {
         .map(|&v| or(not_at_k.clone(), cmp(BinOp::Ne, wide(q, v), Expr::Const(0, IntTy::I64))))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use crate::cfa::DataModel;
+    use crate::core::Cancel;
+    use crate::frontend::SourceInput;
+
+    /// How many of the program's properties the cell phase proves, of how many.
+    fn proved(body: &str) -> (usize, usize) {
+        let text = format!(
+            "extern void abort(void);\nextern int __VERIFIER_nondet_int(void);\nvoid reach_error(void) {{ abort(); }}\n\
+             void __VERIFIER_assert(int c) {{ if (!c) reach_error(); }}\nint main(void) {{\n{body}\nreturn 0;\n}}\n"
+        );
+        let p = crate::load(&SourceInput { path: "cells.c".into(), text }, DataModel::Lp64).expect("loads");
+        let props = crate::properties::properties(&p);
+        let cancel = Cancel::new().child(Some(Duration::from_secs(60)));
+        (super::prove_program(&p, &props, &cancel).len(), props.len())
+    }
+
+    const FILL: &str = "int a[100];\nfor (int i = 0; i < 100; i++) a[i] = 42;\n";
+    const CHECK: &str = "for (int x = 0; x < 100; x++) __VERIFIER_assert(a[x] == 42);\n";
+
+    #[test]
+    fn a_filled_array_is_proved_element_by_element() {
+        let (p, all) = proved(&format!("{FILL}{CHECK}"));
+        assert_eq!(p, all);
+    }
+
+    #[test]
+    fn a_copy_of_a_filled_array_is_proved() {
+        let (p, all) = proved(&format!("{FILL}int b[100];\nfor (int i = 0; i < 100; i++) b[i] = a[i];\n{}", CHECK.replace("a[x]", "b[x]")));
+        assert_eq!(p, all);
+    }
+
+    /// What fails for one element, one element short, or an element overwritten with an input
+    /// is not proved (the bounds of the accesses are).
+    #[test]
+    fn an_element_that_differs_is_not_proved() {
+        for wrong in [
+            format!("{FILL}a[37] = 0;\n{CHECK}"),
+            format!("{}{CHECK}", FILL.replace("i < 100", "i < 99")),
+            format!("{FILL}int j = __VERIFIER_nondet_int();\nif (j >= 0 && j < 100) a[j] = __VERIFIER_nondet_int();\n{CHECK}"),
+        ] {
+            let (p, all) = proved(&wrong);
+            assert_eq!(p, all - 1, "{wrong}");
+        }
+    }
+}
