@@ -28,11 +28,12 @@ pub fn is_model_file(file: &str) -> bool {
 }
 
 /// The model sources, in the order their units are appended.
-const SOURCES: [(&str, &str); 4] = [
+const SOURCES: [(&str, &str); 5] = [
     ("string.c", include_str!("../../libc/string.c")),
     ("ctype.c", include_str!("../../libc/ctype.c")),
     ("stdlib.c", include_str!("../../libc/stdlib.c")),
     ("stdio.c", include_str!("../../libc/stdio.c")),
+    ("args.c", include_str!("../../libc/args.c")),
 ];
 
 /// The file name of the generated `scanf` conversions (below [`MODELS_FILE`]).
@@ -152,6 +153,11 @@ pub fn needed(unit: &TranslationUnit) -> BTreeSet<String> {
         match &ext.node {
             ExternalDeclaration::FunctionDefinition(fd) => {
                 if let Some(n) = declarator_name(&fd.node.declarator.node) {
+                    if n == "main" && main_takes_arguments(&fd.node.declarator.node) {
+                        // `main(int argc, char **argv)`: the command line is an input (`libc/args.c`).
+                        names.used.insert(ARGC_MODEL.to_string());
+                        names.used.insert(ARGV_MODEL.to_string());
+                    }
                     defined.insert(n);
                 }
             }
@@ -523,6 +529,38 @@ pub fn scanf_text(name: &str) -> Option<String> {
     }
     s.push_str(&format!("    return {};\n}}\n", convs.len()));
     Some(s)
+}
+
+/// The model that chooses `main`'s `argc` (and fills in argv's strings), and the one that
+/// gives `argv` (`libc/args.c`); the CFA builder passes their results to `main`.
+pub const ARGC_MODEL: &str = "__cpals_argc";
+pub const ARGV_MODEL: &str = "__cpals_argv";
+
+/// The prefix of the command line model's input functions (the number of arguments and their
+/// bytes), which harnesses turn back into a command line.
+pub const ARGS_INPUT_PREFIX: &str = "__cpals_arg_";
+
+/// The command line model's bounds (`libc/args.c`): at most this many strings in argv (the
+/// program's name included), each of at most [`ARG_MAX_LEN`] bytes.
+pub const ARGS_MAX: usize = 3;
+pub const ARG_MAX_LEN: usize = 8;
+
+/// Whether a function is an input of one of the models (standard input's bytes and numbers,
+/// the command line's), which traces show and harnesses supply like `__VERIFIER_nondet_*`.
+pub fn is_model_input(name: &str) -> bool {
+    (name.starts_with(STDIN_INPUT_PREFIX) && name != STDIN_UNMODELLED)
+        || name == "__cpals_arg_count"
+        || name == "__cpals_arg_byte"
+}
+
+/// Whether a definition of `main` declares (at least) `argc` and `argv`.
+fn main_takes_arguments(d: &Declarator) -> bool {
+    let own = d.derived.iter().any(|dd| match &dd.node {
+        lang_c::ast::DerivedDeclarator::Function(f) => f.node.parameters.len() >= 2,
+        lang_c::ast::DerivedDeclarator::KRFunction(ids) => ids.len() >= 2,
+        _ => false,
+    });
+    own || matches!(&d.kind.node, DeclaratorKind::Declarator(inner) if main_takes_arguments(&inner.node))
 }
 
 fn declarator_name(d: &Declarator) -> Option<String> {

@@ -131,8 +131,10 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         dest: Option<&Place>,
     ) -> BResult<Value> {
         // The library models' own primitives (`__cpals_assume`, standard input's
-        // `__cpals_stdin_*`) are no functions a native run calls.
-        let primitive = name == "__cpals_assume" || name.starts_with(crate::frontend::models::STDIN_INPUT_PREFIX);
+        // `__cpals_stdin_*`, the command line's `__cpals_arg_*`) are no functions a native run calls.
+        let primitive = name == "__cpals_assume"
+            || name.starts_with(crate::frontend::models::STDIN_INPUT_PREFIX)
+            || crate::frontend::models::is_model_input(&name);
         if !self.cx.func_ids.contains_key(&name) && self.st.dry == 0 && !primitive {
             self.cx.externals.insert(name.clone());
         }
@@ -730,9 +732,9 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         }
         // Only SV-COMP's input functions are inputs; any other external's result is a value
         // cpals does not model (it never confirms a counterexample).
-        // The standard input model's bytes and numbers are inputs too (`libc/stdio.c`).
-        let stdin_input =
-            name.starts_with(crate::frontend::models::STDIN_INPUT_PREFIX) && name != crate::frontend::models::STDIN_UNMODELLED;
+        // The standard input model's bytes and numbers are inputs too (`libc/stdio.c`), and
+        // the command line's (`libc/args.c`).
+        let stdin_input = crate::frontend::models::is_model_input(&name);
         let source =
             if name.starts_with("__VERIFIER_nondet_") || stdin_input { InputSource::Call(name) } else { InputSource::External(name) };
         match &ret {
