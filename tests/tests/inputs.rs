@@ -1,7 +1,9 @@
-//! Standard input as an input of the program (issue 23): a counterexample through `scanf`,
-//! `fgets` or `getchar` says what to type (`stdin: "5\n7\n"` in the message, `stdin` in the
-//! JSON), and the harness `check --harness` writes feeds that text to the program, so that
-//! `cpals replay` (a native run in the sandbox) reaches the violation.
+//! Standard input and the command line as inputs of the program (issue 23): a counterexample
+//! through `scanf`, `fgets` or `getchar` says what to type (`stdin: "5\n7\n"` in the message,
+//! `stdin` in the JSON), one through `main`'s `argv` the command line (`argv[1] = "48"`, `argv`
+//! in the JSON), and the harness `check --harness` writes feeds that text to the program or
+//! passes that command line to `main`, so that `cpals replay` (a native run in the sandbox)
+//! reaches the violation.
 
 use std::path::Path;
 use std::process::Command;
@@ -36,7 +38,7 @@ fn violated_with_input(name: &str, line: u64) -> String {
     } else {
         assert!(text.contains("stdin: \""), "{name}: no standard input in\n{text}");
     }
-    replays(&file, &harness);
+    replays(&file, &harness, "fmemopen");
     stdin
 }
 
@@ -49,9 +51,10 @@ fn properties_of(dir: &Path, name: &str, source: &str) -> Vec<Value> {
     report["properties"].as_array().expect("properties").clone()
 }
 
-fn replays(file: &Path, harness: &Path) {
+/// Replays `harness` (which must contain `feature`: what feeds the input) against `file`.
+fn replays(file: &Path, harness: &Path, feature: &str) {
     let h = std::fs::read_to_string(harness).expect("harness written");
-    assert!(h.contains("fmemopen"), "the harness feeds standard input:\n{h}");
+    assert!(h.contains(feature), "the harness supplies the input ({feature}):\n{h}");
     let out = Command::new(cpals_bin()).arg("replay").arg(file).arg(harness).output().expect("cpals replay runs");
     assert_eq!(out.status.code(), Some(1), "replay reaches the violation: {}", String::from_utf8_lossy(&out.stdout));
 }
@@ -108,4 +111,46 @@ fn standard_input_read_where_the_models_do_not_see_it_is_not_modelled() {
     let p = props.iter().find(|p| p["line"] == 7).expect("the assertion");
     assert_eq!(p["verdict"], "false", "{p}");
     assert_eq!(p["stdin"], "beef\n", "{p}");
+}
+
+#[test]
+fn argv_counterexample_is_the_command_line_to_type() {
+    let file = root().join("fixtures/inputs/argv.c");
+    let dir = temp_dir("inputs-argv");
+    let harness = dir.join("harness.c");
+    let out = Command::new(cpals_bin())
+        .args(["check", "--json", "--timeout", "120", "--harness"])
+        .arg(&harness)
+        .arg(&file)
+        .output()
+        .expect("cpals runs");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    let props = report["properties"].as_array().expect("properties");
+    let at = |line: u64| props.iter().find(|p| p["line"] == line && p["kind"] != "out_of_bounds").expect("a property");
+    // argc >= 1 and argv[argc] == NULL hold for every command line.
+    assert_eq!(at(17)["verdict"], "true", "{}", at(17));
+    assert_eq!(at(18)["verdict"], "true", "{}", at(18));
+    let prop = at(20);
+    assert_eq!(prop["verdict"], "false", "{prop}");
+    // The shortest strings: the program's name empty, the argument exactly "48".
+    assert_eq!(prop["argv"], serde_json::json!(["", "48"]), "{prop}");
+    assert!(prop.get("stdin").is_none(), "{prop}");
+    let notes = report["notes"].as_array().expect("notes");
+    assert!(notes.iter().any(|n| n["message"].as_str().unwrap_or("").contains("at most 2 arguments")), "the bounds are stated: {notes:?}");
+    let text = Command::new(cpals_bin()).args(["check", "--timeout", "120"]).arg(&file).output().expect("cpals runs");
+    let text = String::from_utf8_lossy(&text.stdout).into_owned();
+    assert!(text.contains(r#"argc = 2, argv[0] = "", argv[1] = "48""#), "{text}");
+    replays(&file, &harness, "__wrap_main");
+}
+
+#[test]
+fn main_without_parameters_has_no_command_line() {
+    let props = properties_of(
+        &temp_dir("inputs-noargv"),
+        "m.c",
+        "#include <assert.h>\nint __VERIFIER_nondet_int(void);\nint main(void) {\n  int x = __VERIFIER_nondet_int();\n  assert(x != 3);\n  return 0;\n}\n",
+    );
+    let p = props.iter().find(|p| p["line"] == 5).expect("the assertion");
+    assert_eq!(p["verdict"], "false", "{p}");
+    assert!(p.get("argv").is_none(), "{p}");
 }

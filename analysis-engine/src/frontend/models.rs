@@ -545,12 +545,20 @@ pub const ARGS_INPUT_PREFIX: &str = "__cpals_arg_";
 pub const ARGS_MAX: usize = 3;
 pub const ARG_MAX_LEN: usize = 8;
 
+/// The report's note on a program whose `main` gets a command line from the model: the
+/// bounds its proofs assume.
+pub fn args_note() -> String {
+    format!(
+        "`main`'s command line is an input of at most {} arguments after the program's name, each of at most {} bytes: proofs hold for such command lines",
+        ARGS_MAX - 1,
+        ARG_MAX_LEN
+    )
+}
+
 /// Whether a function is an input of one of the models (standard input's bytes and numbers,
 /// the command line's), which traces show and harnesses supply like `__VERIFIER_nondet_*`.
 pub fn is_model_input(name: &str) -> bool {
-    (name.starts_with(STDIN_INPUT_PREFIX) && name != STDIN_UNMODELLED)
-        || name == "__cpals_arg_count"
-        || name == "__cpals_arg_byte"
+    (name.starts_with(STDIN_INPUT_PREFIX) && name != STDIN_UNMODELLED) || name == "__cpals_arg_count" || name == "__cpals_arg_byte"
 }
 
 /// Whether a definition of `main` declares (at least) `argc` and `argv`.

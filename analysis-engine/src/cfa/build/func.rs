@@ -430,7 +430,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
     /// takes them and the model is linked (with the memory model): the results of calls of
     /// `__cpals_argc()` and `__cpals_argv()`. Empty otherwise.
     fn main_command_line(&mut self, fname: &str, cfa: &crate::cfa::Cfa, at: Span) -> BResult<Vec<Expr>> {
-        use crate::frontend::models::{ARGC_MODEL, ARGS_MAX, ARGV_MODEL, ARG_MAX_LEN};
+        use crate::frontend::models::{ARGC_MODEL, ARGV_MODEL};
         let models = (self.cx.func_ids.get(ARGC_MODEL).copied(), self.cx.func_ids.get(ARGV_MODEL).copied());
         let (Some(fc), Some(fv)) = models else { return Ok(Vec::new()) };
         if fname != "main" || cfa.params.len() < 2 || !self.memory_on() {
@@ -447,15 +447,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             self.emit(EdgeKind::CallSummary(crate::cfa::Call { callee, args: Vec::new(), ret: vec![LValue::Var(tmp)] }), at);
             out.push(Expr::Var(tmp, t));
         }
-        self.note(
-            LSpan::none(),
-            format!(
-                "`main`'s command line is an input of at most {} arguments after the program's name, each of at most {} bytes: \
-                 proofs hold for such command lines",
-                ARGS_MAX - 1,
-                ARG_MAX_LEN
-            ),
-        );
+        self.note(LSpan::none(), crate::frontend::models::args_note());
         Ok(out)
     }
 
