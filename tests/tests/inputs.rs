@@ -113,10 +113,12 @@ fn standard_input_read_where_the_models_do_not_see_it_is_not_modelled() {
     assert_eq!(p["stdin"], "beef\n", "{p}");
 }
 
-#[test]
-fn argv_counterexample_is_the_command_line_to_type() {
-    let file = root().join("fixtures/inputs/argv.c");
-    let dir = temp_dir("inputs-argv");
+/// Checks `fixtures/inputs/NAME.c`: the properties at `safe` proved, the one at `line`
+/// violated with the command line `argv` (as `check --json` gives it and as the text says
+/// it), the bounds stated, and that the harness passes that command line natively.
+fn violated_with_args(name: &str, safe: &[u64], line: u64, argv: &[&str]) {
+    let file = root().join("fixtures/inputs").join(format!("{name}.c"));
+    let dir = temp_dir(&format!("inputs-{name}"));
     let harness = dir.join("harness.c");
     let out = Command::new(cpals_bin())
         .args(["check", "--json", "--timeout", "120", "--harness"])
@@ -127,20 +129,33 @@ fn argv_counterexample_is_the_command_line_to_type() {
     let report: Value = serde_json::from_slice(&out.stdout).expect("JSON report");
     let props = report["properties"].as_array().expect("properties");
     let at = |line: u64| props.iter().find(|p| p["line"] == line && p["kind"] != "out_of_bounds").expect("a property");
-    // argc >= 1 and argv[argc] == NULL hold for every command line.
-    assert_eq!(at(17)["verdict"], "true", "{}", at(17));
-    assert_eq!(at(18)["verdict"], "true", "{}", at(18));
-    let prop = at(20);
-    assert_eq!(prop["verdict"], "false", "{prop}");
-    // The shortest strings: the program's name empty, the argument exactly "48".
-    assert_eq!(prop["argv"], serde_json::json!(["", "48"]), "{prop}");
+    for &l in safe {
+        assert_eq!(at(l)["verdict"], "true", "{name}: {}", at(l));
+    }
+    let prop = at(line);
+    assert_eq!(prop["verdict"], "false", "{name}: {prop}");
+    assert_eq!(prop["argv"], serde_json::json!(argv), "{name}: {prop}");
     assert!(prop.get("stdin").is_none(), "{prop}");
     let notes = report["notes"].as_array().expect("notes");
     assert!(notes.iter().any(|n| n["message"].as_str().unwrap_or("").contains("at most 2 arguments")), "the bounds are stated: {notes:?}");
     let text = Command::new(cpals_bin()).args(["check", "--timeout", "120"]).arg(&file).output().expect("cpals runs");
-    let text = String::from_utf8_lossy(&text.stdout).into_owned();
-    assert!(text.contains(r#"argc = 2, argv[0] = "", argv[1] = "48""#), "{text}");
+    let shown: Vec<String> = argv.iter().enumerate().map(|(k, a)| format!("argv[{k}] = {a:?}")).collect();
+    let shown = format!("argc = {}, {}", argv.len(), shown.join(", "));
+    assert!(String::from_utf8_lossy(&text.stdout).contains(&shown), "{name}: {shown} not in {:?}", text);
+    assert!(String::from_utf8_lossy(&text.stderr).contains("proofs hold for such command lines"), "{text:?}");
     replays(&file, &harness, "__wrap_main");
+}
+
+#[test]
+fn argv_counterexample_is_the_command_line_to_type() {
+    // argc >= 1 and argv[argc] == NULL hold for every command line; the shortest strings: the
+    // program's name empty, the argument exactly "48".
+    violated_with_args("argv", &[17, 18], 20, &["", "48"]);
+}
+
+#[test]
+fn sscanf_of_the_command_line() {
+    violated_with_args("sscanf", &[17, 18], 20, &["", "ok"]);
 }
 
 #[test]

@@ -38,6 +38,8 @@ const SOURCES: [(&str, &str); 5] = [
 
 /// The file name of the generated `scanf` conversions (below [`MODELS_FILE`]).
 const SCANF_FILE: &str = "scanf.c";
+/// The file name of the generated `sscanf` conversions (below [`MODELS_FILE`]).
+const SSCANF_FILE: &str = "sscanf.c";
 
 /// One unit of a model file.
 #[derive(Debug)]
@@ -136,6 +138,9 @@ pub fn needed(unit: &TranslationUnit) -> BTreeSet<String> {
                 if let Some(Stdin::Scanf(convs, _)) = stdin_call(&c.node) {
                     self.used.insert(scanf_name(&convs));
                 }
+                if let Some(convs) = sscanf_call(&c.node) {
+                    self.used.insert(sscanf_name(&convs));
+                }
                 if let Some(Stdin::Getchar) = stdin_call(&c.node) {
                     self.used.insert("getchar".into());
                 }
@@ -218,6 +223,11 @@ pub fn units(names: &BTreeSet<String>) -> Vec<(String, u32, std::borrow::Cow<'st
     for n in names.iter().filter(|n| n.starts_with(SCANF_PREFIX)) {
         if let Some(text) = scanf_text(n) {
             out.push((format!("{}/{}", MODELS_FILE, SCANF_FILE), 1, std::borrow::Cow::Owned(text)));
+        }
+    }
+    for n in names.iter().filter(|n| n.starts_with(SSCANF_PREFIX)) {
+        if let Some(text) = sscanf_text(n) {
+            out.push((format!("{}/{}", MODELS_FILE, SSCANF_FILE), 1, std::borrow::Cow::Owned(text)));
         }
     }
     out
@@ -571,6 +581,93 @@ fn main_takes_arguments(d: &Declarator) -> bool {
     own || matches!(&d.kind.node, DeclaratorKind::Declarator(inner) if main_takes_arguments(&inner.node))
 }
 
+/// The prefix of the generated `sscanf` models' names (`__cpals_sscanf_d_s5`: one per list of
+/// conversions, the same as `scanf`'s, its text made by [`sscanf_text`]).
+pub const SSCANF_PREFIX: &str = "__cpals_sscanf_";
+
+/// The name of the generated model of `sscanf` with these conversions.
+pub fn sscanf_name(convs: &[Conv]) -> String {
+    let tokens: Vec<String> = convs.iter().map(Conv::token).collect();
+    format!("{}{}", SSCANF_PREFIX, tokens.join("_"))
+}
+
+/// The conversions of a call `sscanf(str, fmt, …)` with a literal format cpals models
+/// ([`scanf_format`]) and one pointer per conversion.
+pub fn sscanf_call(call: &lang_c::ast::CallExpression) -> Option<Vec<Conv>> {
+    let Expression::Identifier(id) = &call.callee.node else { return None };
+    if !matches!(id.node.name.as_str(), "sscanf" | "__isoc99_sscanf" | "__isoc23_sscanf") {
+        return None;
+    }
+    let Some(Expression::StringLiteral(f)) = call.arguments.get(1).map(|a| &a.node) else { return None };
+    literal_bytes(&f.node).and_then(|f| scanf_format(&f)).filter(|c| c.len() + 2 == call.arguments.len())
+}
+
+/// The C text of the generated model `name` ([`sscanf_name`]): glibc's `sscanf` reading the
+/// string `s` with these conversions, each storing through its pointer only when it
+/// succeeds; returns how many did, or `EOF` when the string ends before the first. A number
+/// is read as glibc does (`strtol` or `strtoul` of the type's width, then converted to the
+/// type): exact while its digits make less than 2^31 (where a 32-bit `long` saturates), any
+/// value beyond (`__cpals_stdin_unmodelled`, which never confirms a counterexample).
+pub fn sscanf_text(name: &str) -> Option<String> {
+    let convs: Vec<Conv> = name.strip_prefix(SSCANF_PREFIX)?.split('_').map(Conv::from_token).collect::<Option<_>>()?;
+    let mut params = vec!["const char *s".to_string()];
+    for (k, c) in convs.iter().enumerate() {
+        params.push(format!("{} *p{}", c.c_type().0, k));
+    }
+    let mut t = format!("long long {}(void);\n", STDIN_UNMODELLED);
+    t.push_str(&format!("int {}({}) {{\n", name, params.join(", ")));
+    t.push_str("    unsigned long i = 0;\n    unsigned long st = 0;\n    unsigned long n = 0;\n    unsigned long long acc = 0;\n");
+    t.push_str("    int neg = 0;\n    int big = 0;\n    int b = 10;\n    int d = 0;\n    char c = 0;\n");
+    let skip = "    while (s[i] == ' ' || (s[i] >= '\\t' && s[i] <= '\\r'))\n        i++;\n";
+    for (k, c) in convs.iter().enumerate() {
+        let ret = if k == 0 { "-1".to_string() } else { k.to_string() };
+        match c {
+            Conv::Num { conv, .. } => {
+                let (ty, _) = c.c_type();
+                t.push_str(skip);
+                t.push_str(&format!("    if (s[i] == 0)\n        return {ret};\n"));
+                t.push_str("    neg = 0;\n    acc = 0;\n    big = 0;\n");
+                t.push_str("    if (s[i] == '-') {\n        neg = 1;\n        i++;\n    } else if (s[i] == '+')\n        i++;\n");
+                let base = match conv {
+                    'o' => "    b = 8;\n    st = i;\n".to_string(),
+                    'x' => "    b = 16;\n    st = i;\n    if (s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X'))\n        i += 2;\n".to_string(),
+                    'i' => "    b = 10;\n    st = i;\n    if (s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X')) {\n        b = 16;\n        i += 2;\n    } \
+                            else if (s[i] == '0')\n        b = 8;\n"
+                        .to_string(),
+                    _ => "    b = 10;\n    st = i;\n".to_string(),
+                };
+                t.push_str(&base);
+                // The digits (a `0x` prefix counts as read: `0x` alone is 0).
+                t.push_str(
+                    "    while (1) {\n        c = s[i];\n        if (c >= '0' && c <= '9')\n            d = c - '0';\n        \
+                     else if (c >= 'a' && c <= 'f')\n            d = c - 'a' + 10;\n        else if (c >= 'A' && c <= 'F')\n            \
+                     d = c - 'A' + 10;\n        else\n            break;\n        if (d >= b)\n            break;\n        \
+                     if (!big) {\n            acc = acc * b + d;\n            if (acc > 0x7fffffffULL)\n                big = 1;\n        }\n        \
+                     i++;\n    }\n",
+                );
+                t.push_str(&format!("    if (i == st)\n        return {k};\n"));
+                t.push_str(&format!(
+                    "    if (big)\n        *p{k} = ({ty}){STDIN_UNMODELLED}();\n    else\n        *p{k} = ({ty})(neg ? -acc : acc);\n"
+                ));
+            }
+            Conv::Char => {
+                t.push_str(&format!("    if (s[i] == 0)\n        return {ret};\n    *p{k} = s[i];\n    i++;\n"));
+            }
+            Conv::Str(width) => {
+                let more = width.map(|w| format!(" && n < {}", w)).unwrap_or_default();
+                t.push_str(skip);
+                t.push_str(&format!("    if (s[i] == 0)\n        return {ret};\n    n = 0;\n"));
+                t.push_str(&format!(
+                    "    while (s[i] != 0 && s[i] != ' ' && !(s[i] >= '\\t' && s[i] <= '\\r'){more}) {{\n        p{k}[n] = s[i];\n        \
+                     n++;\n        i++;\n    }}\n    p{k}[n] = 0;\n"
+                ));
+            }
+        }
+    }
+    t.push_str(&format!("    return {};\n}}\n", convs.len()));
+    Some(t)
+}
+
 fn declarator_name(d: &Declarator) -> Option<String> {
     match &d.kind.node {
         DeclaratorKind::Identifier(id) => Some(id.node.name.clone()),
@@ -609,5 +706,11 @@ mod tests {
         );
         assert_eq!(scanf_text("__cpals_scanf_d_q"), None);
         assert_eq!(literal_bytes(&["\"%d\\n\"".into(), "\" x\"".into()]).as_deref(), Some(&b"%d\n x"[..]));
+        // `sscanf`'s models: the same conversions, the string first.
+        let convs = scanf_format(b"%hhu %4s").unwrap();
+        assert_eq!(sscanf_name(&convs), "__cpals_sscanf_hhu_s4");
+        let text = sscanf_text("__cpals_sscanf_hhu_s4").unwrap();
+        assert!(text.contains("int __cpals_sscanf_hhu_s4(const char *s, unsigned char *p0, char *p1)") && text.contains("n < 4"), "{text}");
+        assert_eq!(sscanf_text("__cpals_sscanf_f"), None);
     }
 }

@@ -181,6 +181,18 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         if self.cx.func_ids.contains_key(name) {
             return Ok(None);
         }
+        if let Some(convs) = crate::frontend::models::sscanf_call(call) {
+            // `sscanf` reads a string in memory, with the conversions of `scanf`'s models.
+            if !self.memory_on() {
+                self.cx.uses_memory = true;
+                return Ok(None);
+            }
+            let target = crate::frontend::models::sscanf_name(&convs);
+            let (Some(&callee), Some(sig)) = (self.cx.func_ids.get(&target), self.cx.models.get(&target).cloned()) else { return Ok(None) };
+            let redirected =
+                CallExpression { callee: call.callee.clone(), arguments: [&call.arguments[..1], &call.arguments[2..]].concat() };
+            return Ok(Some(self.call_defined(callee, &target, Some(sig), &redirected, span, dest)?));
+        }
         let Some(kind) = stdin_call(call) else { return Ok(None) };
         if !self.memory_on() {
             self.cx.uses_memory = true;
