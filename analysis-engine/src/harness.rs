@@ -763,6 +763,22 @@ mod tests {
     }
 
     #[test]
+    fn the_command_line_is_argv_strings_up_to_their_nul() {
+        use super::args_of;
+        assert_eq!(args_of(&[("__VERIFIER_nondet_int", 3)]), None);
+        let mut seq = vec![("__cpals_arg_count", 2)];
+        seq.extend([0, 7, 7, 7, 7, 7, 7, 7].map(|b| ("__cpals_arg_byte", b)));
+        seq.extend([52, 56, 0, 9, 9, 9, 9, 9].map(|b| ("__cpals_arg_byte", b)));
+        assert_eq!(args_of(&seq), Some(vec![b"".to_vec(), b"48".to_vec()]));
+        // Eight bytes without a NUL: the whole string; a high byte as the char it was (-1).
+        let mut seq = vec![("__cpals_arg_count", 1)];
+        seq.extend([97, 98, 99, 100, 101, 102, 103, -1].map(|b| ("__cpals_arg_byte", b)));
+        assert_eq!(args_of(&seq), Some(vec![b"abcdefg\xff".to_vec()]));
+        let h = super::harness_source(&[("__cpals_arg_count".into(), crate::ir::IntTy::INT, 1)], &[]);
+        assert!(super::defines(&h, "__wrap_main") && h.contains("-Wl,--wrap=main"), "{h}");
+    }
+
+    #[test]
     fn case_labels_strings_comments_and_ternaries_are_left_alone() {
         let src = "enum { ERROR = 1 };\nint f(int c) {\n  switch (c) { case ERROR: return 1; }\n  /* ERROR: */ // ERROR:\n  char *s = \"ERROR: x\";\n  return c ? ERROR : 2;\n}\n";
         assert_eq!(instrument_error_labels(src), src);
