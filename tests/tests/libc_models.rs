@@ -37,8 +37,20 @@ fn models_source() -> String {
         let convs = scanf_format(f.as_bytes()).unwrap_or_else(|| panic!("{f} is modelled"));
         text.push_str(&sscanf_text(&sscanf_name(&convs)).expect("a generated model"));
     }
+    // Scan sets: their names hold the set, so each gets a wrapper the driver can name
+    // (`cpals_set_K(s, a, b)`, the second buffer unused for one conversion).
+    for (k, f) in SSCANF_SETS.iter().enumerate() {
+        let convs = scanf_format(f.as_bytes()).unwrap_or_else(|| panic!("{f} is modelled"));
+        let name = sscanf_name(&convs);
+        text.push_str(&sscanf_text(&name).expect("a generated model"));
+        let args = if convs.len() == 2 { "s, a, b" } else { "s, a" };
+        text.push_str(&format!("int cpals_set_{k}(const char *s, char *a, char *b) {{ (void)b; return {name}({args}); }}\n"));
+    }
     text
 }
+
+/// The `sscanf` formats with scan sets the driver compares (`cpals_set_K`, in this order).
+const SSCANF_SETS: [&str; 5] = ["%[a-z]", "%3[^ ,]", "%[]a-]", "%[0-9]%[^0-9]", "%2[^\t]%c"];
 
 /// The `sscanf` formats the driver compares (`scanning()`).
 const SSCANF_FORMATS: [&str; 16] =
@@ -259,6 +271,11 @@ int __cpals_sscanf_d_c(const char *, int *, char *);
 int __cpals_sscanf_x_s3(const char *, unsigned *, char *);
 int __cpals_sscanf_i_i(const char *, int *, int *);
 int __cpals_sscanf_s_d(const char *, char *, int *);
+int cpals_set_0(const char *, char *, char *);
+int cpals_set_1(const char *, char *, char *);
+int cpals_set_2(const char *, char *, char *);
+int cpals_set_3(const char *, char *, char *);
+int cpals_set_4(const char *, char *, char *);
 
 static void scanning(void) {
     for (int i = 0; i < NSTR; i++) {
@@ -310,6 +327,23 @@ static void scanning(void) {
             CHECK("sscanf %s %d (buffer)", s, memcmp(wm, wg, sizeof wm), 0);
             if (!cpals_unmodelled)
                 CHECK("sscanf %s %d (number)", s, nm, ng);
+        }
+    }
+    {
+        static const char *sets[] = { "%[a-z]", "%3[^ ,]", "%[]a-]", "%[0-9]%[^0-9]", "%2[^\t]%c" };
+        int (*models[])(const char *, char *, char *) = { cpals_set_0, cpals_set_1, cpals_set_2, cpals_set_3, cpals_set_4 };
+        for (int i = 0; i < NSTR; i++) {
+            const char *s = strs[i];
+            for (int k = 0; k < 5; k++) {
+                char am[48], ag[48], bm[48], bg[48];
+                memset(am, '#', sizeof am);
+                memset(ag, '#', sizeof ag);
+                memset(bm, '#', sizeof bm);
+                memset(bg, '#', sizeof bg);
+                CHECK(sets[k], s, models[k](s, am, bm), sscanf(s, sets[k], ag, bg));
+                CHECK(sets[k], s, memcmp(am, ag, sizeof am), 0);
+                CHECK(sets[k], s, memcmp(bm, bg, sizeof bm), 0);
+            }
         }
     }
     static const char *more[] = { "12 ab", "0x", "0xg", "-", "5 -", "5 ", "5 x", "+0X1f", "  abcdefg", "-0", "0x-1", "1e5", "077 9" };

@@ -297,6 +297,9 @@ pub enum Conv {
     Char,
     /// `%s` with an optional width.
     Str(Option<u32>),
+    /// `%[…]` (a scan set: the bytes it takes, NUL never) with an optional width; `sscanf`
+    /// only (standard input's model does not track what follows it).
+    Set(Box<[bool; 256]>, Option<u32>),
 }
 
 impl Conv {
@@ -306,12 +309,43 @@ impl Conv {
             Conv::Char => "c".into(),
             Conv::Str(None) => "s".into(),
             Conv::Str(Some(w)) => format!("s{}", w),
+            Conv::Set(set, w) => {
+                // `S`, the set as 64 hexadecimal digits (bit b of the set is byte b), the width.
+                let mut t = String::from("S");
+                for nib in 0..64 {
+                    let v = (0..4).fold(0u8, |acc, k| acc | (u8::from(set[nib * 4 + k]) << k));
+                    t.push(char::from_digit(v as u32, 16).unwrap_or('0'));
+                }
+                if let Some(w) = w {
+                    t.push_str(&format!("w{}", w));
+                }
+                t
+            }
         }
     }
 
     fn from_token(t: &str) -> Option<Conv> {
         if t == "c" {
             return Some(Conv::Char);
+        }
+        if let Some(rest) = t.strip_prefix('S') {
+            let (hex, w) = rest.split_once('w').map_or((rest, None), |(h, w)| (h, Some(w)));
+            let width = match w {
+                Some(w) => Some(w.parse().ok().filter(|&w: &u32| w > 0)?),
+                None => None,
+            };
+            if hex.len() != 64 {
+                return None;
+            }
+            let mut set = Box::new([false; 256]);
+            for (nib, ch) in hex.chars().enumerate() {
+                let v = ch.to_digit(16)?;
+                for k in 0..4 {
+                    set[nib * 4 + k] = v & (1 << k) != 0;
+                }
+            }
+            set[0] = false;
+            return Some(Conv::Set(set, width));
         }
         if let Some(w) = t.strip_prefix('s') {
             return if w.is_empty() { Some(Conv::Str(None)) } else { w.parse().ok().filter(|&w| w > 0).map(|w| Conv::Str(Some(w))) };
@@ -429,6 +463,46 @@ pub fn scanf_format(fmt: &[u8]) -> Option<Vec<Conv>> {
             'd' | 'i' | 'u' | 'o' | 'x' | 'X' if width.is_none() => Conv::Num { conv: if conv == 'X' { 'x' } else { conv }, len },
             'c' if width.is_none() && len.is_empty() && !space => Conv::Char,
             's' if len.is_empty() && width != Some(0) => Conv::Str(width),
+            '[' if len.is_empty() && width != Some(0) && !space => {
+                let mut set = Box::new([false; 256]);
+                let negated = fmt.get(i) == Some(&b'^');
+                if negated {
+                    i += 1;
+                }
+                let mut first = true;
+                let mut prev: Option<u8> = None;
+                loop {
+                    let b = *fmt.get(i)?;
+                    i += 1;
+                    if b == b']' && !first {
+                        break;
+                    }
+                    first = false;
+                    if let (b'-', Some(lo), Some(&hi)) = (b, prev, fmt.get(i)) {
+                        if hi != b']' {
+                            // A range `a-z`; a reversed one is not modelled.
+                            if lo > hi {
+                                return None;
+                            }
+                            i += 1;
+                            for c in lo..=hi {
+                                set[c as usize] = true;
+                            }
+                            prev = None;
+                            continue;
+                        }
+                    }
+                    set[b as usize] = true;
+                    prev = Some(b);
+                }
+                if negated {
+                    for x in set.iter_mut() {
+                        *x = !*x;
+                    }
+                }
+                set[0] = false;
+                Conv::Set(set, width)
+            }
             _ => return None,
         };
         space = false;
@@ -463,8 +537,11 @@ pub enum Stdin {
 pub fn stdin_call(call: &lang_c::ast::CallExpression) -> Option<Stdin> {
     let Expression::Identifier(id) = &call.callee.node else { return None };
     let is_stdin = |k: usize| matches!(call.arguments.get(k).map(|a| &a.node), Some(Expression::Identifier(s)) if s.node.name == "stdin");
+    // Standard input's model does not track what follows a scan set (`%[`).
     let format = |k: usize| match call.arguments.get(k).map(|a| &a.node) {
-        Some(Expression::StringLiteral(s)) => literal_bytes(&s.node).and_then(|f| scanf_format(&f)),
+        Some(Expression::StringLiteral(s)) => {
+            literal_bytes(&s.node).and_then(|f| scanf_format(&f)).filter(|c| !c.iter().any(|c| matches!(c, Conv::Set(..))))
+        }
         _ => None,
     };
     let args = call.arguments.len();
@@ -499,6 +576,8 @@ pub fn scanf_text(name: &str) -> Option<String> {
     for (k, c) in convs.iter().enumerate() {
         let ret = if k == 0 { "-1".to_string() } else { k.to_string() };
         match c {
+            // Standard input's model takes no scan sets (`stdin_call`).
+            Conv::Set(..) => return None,
             Conv::Num { conv, .. } => {
                 let (ty, suffix) = c.c_type();
                 let base = match conv {
@@ -653,6 +732,29 @@ pub fn sscanf_text(name: &str) -> Option<String> {
             Conv::Char => {
                 t.push_str(&format!("    if (s[i] == 0)\n        return {ret};\n    *p{k} = s[i];\n    i++;\n"));
             }
+            Conv::Set(set, width) => {
+                // No white space skipped; at least one byte of the set, else a failure.
+                let full = width.map(|w| format!(" || n >= {}", w)).unwrap_or_default();
+                let mut ranges = Vec::new();
+                let mut b = 1;
+                while b < 256 {
+                    if !set[b] {
+                        b += 1;
+                        continue;
+                    }
+                    let lo = b;
+                    while b < 256 && set[b] {
+                        b += 1;
+                    }
+                    ranges.push(if lo == b - 1 { format!("u == {}", lo) } else { format!("(u >= {} && u <= {})", lo, b - 1) });
+                }
+                let test = if ranges.is_empty() { "0".to_string() } else { ranges.join(" || ") };
+                t.push_str(&format!(
+                    "    n = 0;\n    while (1) {{\n        unsigned char u = (unsigned char)s[i];\n        \
+                     if (u == 0 || !({test}){full})\n            break;\n        p{k}[n] = s[i];\n        n++;\n        i++;\n    }}\n"
+                ));
+                t.push_str(&format!("    if (n == 0)\n        return s[i] == 0 ? {ret} : {k};\n    p{k}[n] = 0;\n"));
+            }
             Conv::Str(width) => {
                 let more = width.map(|w| format!(" && n < {}", w)).unwrap_or_default();
                 t.push_str(skip);
@@ -696,7 +798,7 @@ mod tests {
         let name = |f: &str| scanf_format(f.as_bytes()).map(|c| scanf_name(&c));
         assert_eq!(name("%d").as_deref(), Some("__cpals_scanf_d"));
         assert_eq!(name(" %lld %hhu\t%X %5s%c").as_deref(), Some("__cpals_scanf_lld_hhu_x_s5_c"));
-        for bad in ["%f", "%lf", "%d,%d", "%d\n", " %c", "%*d", "%3d", "%[a-z]", "%n", "%%", "", "%s %0s"] {
+        for bad in ["%f", "%lf", "%d,%d", "%d\n", " %c", "%*d", "%3d", "%[z-a]", " %[a]", "%[a", "%n", "%%", "", "%s %0s"] {
             assert_eq!(name(bad), None, "{bad}");
         }
         // Every generated name gives back its text, which declares its inputs with their types.
@@ -712,5 +814,12 @@ mod tests {
         let text = sscanf_text("__cpals_sscanf_hhu_s4").unwrap();
         assert!(text.contains("int __cpals_sscanf_hhu_s4(const char *s, unsigned char *p0, char *p1)") && text.contains("n < 4"), "{text}");
         assert_eq!(sscanf_text("__cpals_sscanf_f"), None);
+        // Scan sets: for `sscanf` only; the name gives the set back.
+        let convs = scanf_format(b"%3[^]a-c]%c").unwrap();
+        let Conv::Set(set, Some(3)) = &convs[0] else { panic!("{convs:?}") };
+        assert!(!set[b']' as usize] && !set[b'b' as usize] && set[b'd' as usize] && !set[0]);
+        let text = sscanf_text(&sscanf_name(&convs)).unwrap();
+        assert!(text.contains("(u >= 1 && u <= 92) || (u >= 94 && u <= 96) || (u >= 100 && u <= 255)) || n >= 3)"), "{text}");
+        assert_eq!(scanf_text(&scanf_name(&convs)), None);
     }
 }
