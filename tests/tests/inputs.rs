@@ -169,3 +169,17 @@ fn main_without_parameters_has_no_command_line() {
     assert_eq!(p["verdict"], "false", "{p}");
     assert!(p.get("argv").is_none(), "{p}");
 }
+
+#[test]
+fn sscanf_scan_set_of_the_command_line() {
+    // `%2[a-z]` takes at most two lower-case letters: the shortest command line is "hi".
+    let props = properties_of(
+        &temp_dir("inputs-scanset"),
+        "set.c",
+        "#include <assert.h>\n#include <stdio.h>\nint main(int argc, char **argv) {\n  char w[4] = {0};\n  \
+         if (argc > 1 && sscanf(argv[1], \"%2[a-z]\", w) == 1 && w[0] == 'h')\n    assert(w[1] != 'i');\n  return 0;\n}\n",
+    );
+    let p = props.iter().find(|p| p["line"] == 6 && p["kind"] != "out_of_bounds").expect("the assertion");
+    assert_eq!(p["verdict"], "false", "{p}");
+    assert_eq!(p["argv"], serde_json::json!(["", "hi"]), "{p}");
+}
