@@ -427,13 +427,13 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
     }
 
     /// `main`'s `argc` and `argv` from the command line model (`libc/args.c`), when `main`
-    /// takes them and the model is linked (with the memory model): the results of calls of
+    /// takes them and the model is linked: the results of calls of
     /// `__cpals_argc()` and `__cpals_argv()`. Empty otherwise.
     fn main_command_line(&mut self, fname: &str, cfa: &crate::cfa::Cfa, at: Span) -> BResult<Vec<Expr>> {
         use crate::frontend::models::{ARGC_MODEL, ARGV_MODEL};
         let models = (self.cx.func_ids.get(ARGC_MODEL).copied(), self.cx.func_ids.get(ARGV_MODEL).copied());
         let (Some(fc), Some(fv)) = models else { return Ok(Vec::new()) };
-        if fname != "main" || cfa.params.len() < 2 || !self.memory_on() {
+        if fname != "main" || cfa.params.len() < 2 {
             return Ok(Vec::new());
         }
         let mut out = Vec::new();
