@@ -220,7 +220,8 @@ const STDIN_FEEDER: &str = "cpals_feed_stdin";
 
 /// The functions that read standard input which the models cover: a native run may call them
 /// when the harness supplies the input.
-const STDIN_READERS: &[&str] = &["scanf", "fscanf", "__isoc99_scanf", "__isoc99_fscanf", "getchar", "getc", "fgetc", "_IO_getc", "fgets"];
+const STDIN_READERS: &[&str] =
+    &["scanf", "fscanf", "__isoc99_scanf", "__isoc99_fscanf", "getchar", "getc", "fgetc", "_IO_getc", "fgets", "fread"];
 
 /// Whether an input function is one of the standard input model's (`libc/stdio.c`).
 pub fn is_stdin_input(name: &str) -> bool {

@@ -76,6 +76,24 @@ fn fgets_counterexample_starts_with_the_parsed_line() {
 }
 
 #[test]
+fn fread_counterexample_is_the_bytes_read() {
+    assert_eq!(violated_with_input("fread", 14), "abc");
+}
+
+#[test]
+fn fread_into_objects_that_are_not_bytes_is_unsupported() {
+    // The typed memory could not follow bytes into an `int`, and the stream would not be exact.
+    let props = properties_of(
+        &temp_dir("inputs-fread-int"),
+        "i.c",
+        "#include <assert.h>\n#include <stdio.h>\nint main(void) {\n  int v[2] = {0, 0};\n  \
+         fread(v, sizeof v[0], 2, stdin);\n  assert(v[0] != 7);\n  return 0;\n}\n",
+    );
+    let p = props.iter().find(|p| p["line"] == 6 && p["kind"] != "out_of_bounds").expect("the assertion");
+    assert_eq!(p["verdict"], "unknown", "{p}");
+}
+
+#[test]
 fn scanf_of_floats_stays_unknown_and_other_streams_are_external() {
     let props = properties_of(
         &temp_dir("inputs-float"),

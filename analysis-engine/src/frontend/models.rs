@@ -147,6 +147,9 @@ pub fn needed(unit: &TranslationUnit) -> BTreeSet<String> {
                 if let Some(Stdin::Fgets) = stdin_call(&c.node) {
                     self.used.insert("__cpals_fgets_stdin".into());
                 }
+                if let Some(Stdin::Fread) = stdin_call(&c.node) {
+                    self.used.insert("__cpals_fread_stdin".into());
+                }
             }
             lang_c::visit::visit_expression(self, e, span);
         }
@@ -236,7 +239,7 @@ pub fn units(names: &BTreeSet<String>) -> Vec<(String, u32, std::borrow::Cow<'st
 /// Whether a model is one of standard input's (linked only when the models see every use of
 /// the stream).
 fn is_stdin_model(name: &str) -> bool {
-    name == "getchar" || name == "__cpals_fgets_stdin" || name.starts_with(SCANF_PREFIX)
+    name == "getchar" || name == "__cpals_fgets_stdin" || name == "__cpals_fread_stdin" || name.starts_with(SCANF_PREFIX)
 }
 
 /// Functions of the C library that read standard input, may read it (a descriptor or stream
@@ -530,6 +533,9 @@ pub enum Stdin {
     Getchar,
     /// `fgets(s, n, stdin)`.
     Fgets,
+    /// `fread(p, size, n, stdin)` (a model for buffers of bytes only: the CFA builder makes
+    /// another call unsupported, as the stream would not be exact after it).
+    Fread,
 }
 
 /// Whether a call reads standard input in a way the models cover (by the callee's name and
@@ -550,6 +556,7 @@ pub fn stdin_call(call: &lang_c::ast::CallExpression) -> Option<Stdin> {
         "fscanf" | "__isoc99_fscanf" if is_stdin(0) => format(1).filter(|c| c.len() + 2 == args).map(|c| Stdin::Scanf(c, 2)),
         "getc" | "fgetc" | "_IO_getc" if args == 1 && is_stdin(0) => Some(Stdin::Getchar),
         "fgets" if args == 3 && is_stdin(2) => Some(Stdin::Fgets),
+        "fread" if args == 4 && is_stdin(3) => Some(Stdin::Fread),
         _ => None,
     }
 }

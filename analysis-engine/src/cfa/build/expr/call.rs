@@ -202,6 +202,17 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             Stdin::Scanf(convs, first) => (scanf_name(&convs), call.arguments[first..].to_vec()),
             Stdin::Getchar => ("getchar".to_string(), Vec::new()),
             Stdin::Fgets => ("__cpals_fgets_stdin".to_string(), call.arguments[..2].to_vec()),
+            Stdin::Fread => {
+                let first = CallExpression { callee: call.callee.clone(), arguments: call.arguments[..1].to_vec() };
+                if !self.byte_pointers(&first)? {
+                    // Into wider objects the typed memory could not follow the bytes, and the
+                    // other standard input models assume they see every read.
+                    let sp = self.span(span);
+                    self.stmt_edge(Stmt::Unsupported("`fread` from standard input into objects that are not bytes".into()), sp);
+                    return Ok(None);
+                }
+                ("__cpals_fread_stdin".to_string(), call.arguments[..3].to_vec())
+            }
         };
         let (Some(&callee), Some(sig)) = (self.cx.func_ids.get(&target), self.cx.models.get(&target).cloned()) else { return Ok(None) };
         let redirected = CallExpression { callee: call.callee.clone(), arguments: args };
