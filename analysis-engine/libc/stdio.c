@@ -1,5 +1,5 @@
 //! cpals's model of standard input (<stdio.h>'s `getchar`, `getc`/`fgetc` on `stdin`, `fgets`
-//! on `stdin`; `scanf`'s conversions are generated per format by `src/frontend/models.rs` from
+//! and `fread` on `stdin`; `scanf`'s conversions are generated per format by `src/frontend/models.rs` from
 //! the helpers here). The input is what the user types: its bytes and its numbers are inputs of
 //! the program (`__cpals_stdin_*`, which the CFA builder treats like `__VERIFIER_nondet_*`),
 //! and `harness.rs` turns a counterexample's inputs back into the text (`stdin: "5\n"`).
@@ -106,4 +106,25 @@ char *__cpals_fgets_stdin(char *s, int n) {
         return 0;
     s[i] = 0;
     return s;
+}
+
+// @model __cpals_fread_stdin
+// @uses getchar
+/* `fread(p, size, n, stdin)` into bytes: up to size * n bytes, fewer when the input ends;
+   the number of whole items read. */
+unsigned long __cpals_fread_stdin(char *p, unsigned long size, unsigned long n) {
+    unsigned long i = 0;
+    unsigned long total;
+    int c;
+    if (size == 0 || n == 0)
+        return 0;
+    total = size * n;
+    while (i < total) {
+        c = getchar();
+        if (c == -1)
+            break;
+        p[i] = (char)c;
+        i++;
+    }
+    return i / size;
 }

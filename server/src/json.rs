@@ -74,6 +74,10 @@ pub fn property(p: &PropertyReport) -> Value {
         // What the counterexample reads from standard input (lossy for bytes that are not UTF-8).
         o["stdin"] = json!(String::from_utf8_lossy(&text));
     }
+    if let Some(args) = p.args() {
+        // The command line the counterexample gives `main` (argv[0] first; lossy as above).
+        o["argv"] = json!(args.iter().map(|a| String::from_utf8_lossy(a).into_owned()).collect::<Vec<_>>());
+    }
     if !p.trace.is_empty() {
         o["trace"] = Value::Array(p.trace.iter().map(step).collect());
     }

@@ -101,12 +101,14 @@ pub fn holds(p: &PropertyReport) -> String {
 /// The sentence for a property's verdict.
 /// "counterexample with 12 steps", saying when a sandboxed native run confirmed it.
 fn counterexample(p: &PropertyReport) -> String {
-    let stdin = stdin_shown(p).map(|t| format!(", stdin: {}", t)).unwrap_or_default();
+    // The inputs a user gives: the command line, standard input.
+    let mut given = args_shown(p).map(|a| format!(", {}", a)).unwrap_or_default();
+    given.push_str(&stdin_shown(p).map(|t| format!(", stdin: {}", t)).unwrap_or_default());
     match p.confirmed_by {
         Some(Confirmation::NativeRun) => {
-            format!("counterexample with {} steps{}, confirmed by running the program natively in the sandbox", p.trace.len(), stdin)
+            format!("counterexample with {} steps{}, confirmed by running the program natively in the sandbox", p.trace.len(), given)
         }
-        _ => format!("counterexample with {} steps{}", p.trace.len(), stdin),
+        _ => format!("counterexample with {} steps{}", p.trace.len(), given),
     }
 }
 
@@ -114,6 +116,17 @@ fn counterexample(p: &PropertyReport) -> String {
 /// user can type (`"5\n"`), or `None` when it reads none.
 pub fn stdin_shown(p: &PropertyReport) -> Option<String> {
     p.stdin().map(|t| analysis_engine::harness::quote_bytes(&t))
+}
+
+/// The command line a violated property's counterexample gives `main`, as a user reads it
+/// (`argc = 2, argv[0] = "", argv[1] = "48"`), or `None` when `main` takes none.
+pub fn args_shown(p: &PropertyReport) -> Option<String> {
+    let args = p.args()?;
+    let mut out = format!("argc = {}", args.len());
+    for (k, a) in args.iter().enumerate() {
+        out.push_str(&format!(", argv[{}] = {}", k, analysis_engine::harness::quote_bytes(a)));
+    }
+    Some(out)
 }
 
 pub fn message(p: &PropertyReport) -> String {

@@ -275,6 +275,11 @@ fn compile_and_run(program: &Path, harness: &Path, ilp32: bool, work: &Path) -> 
     let exe = work.join("replay");
     let mut cc = Command::new("cc");
     cc.args(["-w", "-std=gnu11", "-Wl,--wrap=__assert_fail"]).arg(&copy).arg(harness).arg("-o").arg(&exe);
+    // A harness that passes a command line says so in its header (its `__wrap_main` calls the
+    // program's `main`).
+    if std::fs::read_to_string(harness).unwrap_or_default().contains("add -Wl,--wrap=main") {
+        cc.arg("-Wl,--wrap=main");
+    }
     if ilp32 {
         cc.arg("-m32");
     }

@@ -1,7 +1,9 @@
-//! Standard input as an input of the program (issue 23): a counterexample through `scanf`,
-//! `fgets` or `getchar` says what to type (`stdin: "5\n7\n"` in the message, `stdin` in the
-//! JSON), and the harness `check --harness` writes feeds that text to the program, so that
-//! `cpals replay` (a native run in the sandbox) reaches the violation.
+//! Standard input and the command line as inputs of the program (issue 23): a counterexample
+//! through `scanf`, `fgets` or `getchar` says what to type (`stdin: "5\n7\n"` in the message,
+//! `stdin` in the JSON), one through `main`'s `argv` the command line (`argv[1] = "48"`, `argv`
+//! in the JSON), and the harness `check --harness` writes feeds that text to the program or
+//! passes that command line to `main`, so that `cpals replay` (a native run in the sandbox)
+//! reaches the violation.
 
 use std::path::Path;
 use std::process::Command;
@@ -36,7 +38,7 @@ fn violated_with_input(name: &str, line: u64) -> String {
     } else {
         assert!(text.contains("stdin: \""), "{name}: no standard input in\n{text}");
     }
-    replays(&file, &harness);
+    replays(&file, &harness, "fmemopen");
     stdin
 }
 
@@ -49,9 +51,10 @@ fn properties_of(dir: &Path, name: &str, source: &str) -> Vec<Value> {
     report["properties"].as_array().expect("properties").clone()
 }
 
-fn replays(file: &Path, harness: &Path) {
+/// Replays `harness` (which must contain `feature`: what feeds the input) against `file`.
+fn replays(file: &Path, harness: &Path, feature: &str) {
     let h = std::fs::read_to_string(harness).expect("harness written");
-    assert!(h.contains("fmemopen"), "the harness feeds standard input:\n{h}");
+    assert!(h.contains(feature), "the harness supplies the input ({feature}):\n{h}");
     let out = Command::new(cpals_bin()).arg("replay").arg(file).arg(harness).output().expect("cpals replay runs");
     assert_eq!(out.status.code(), Some(1), "replay reaches the violation: {}", String::from_utf8_lossy(&out.stdout));
 }
@@ -70,6 +73,24 @@ fn getchar_counterexample_is_the_shortest_input() {
 fn fgets_counterexample_starts_with_the_parsed_line() {
     let stdin = violated_with_input("fgets", 15);
     assert!(stdin.starts_with("ok!"), "{stdin:?}");
+}
+
+#[test]
+fn fread_counterexample_is_the_bytes_read() {
+    assert_eq!(violated_with_input("fread", 14), "abc");
+}
+
+#[test]
+fn fread_into_objects_that_are_not_bytes_is_unsupported() {
+    // The typed memory could not follow bytes into an `int`, and the stream would not be exact.
+    let props = properties_of(
+        &temp_dir("inputs-fread-int"),
+        "i.c",
+        "#include <assert.h>\n#include <stdio.h>\nint main(void) {\n  int v[2] = {0, 0};\n  \
+         fread(v, sizeof v[0], 2, stdin);\n  assert(v[0] != 7);\n  return 0;\n}\n",
+    );
+    let p = props.iter().find(|p| p["line"] == 6 && p["kind"] != "out_of_bounds").expect("the assertion");
+    assert_eq!(p["verdict"], "unknown", "{p}");
 }
 
 #[test]
@@ -108,4 +129,75 @@ fn standard_input_read_where_the_models_do_not_see_it_is_not_modelled() {
     let p = props.iter().find(|p| p["line"] == 7).expect("the assertion");
     assert_eq!(p["verdict"], "false", "{p}");
     assert_eq!(p["stdin"], "beef\n", "{p}");
+}
+
+/// Checks `fixtures/inputs/NAME.c`: the properties at `safe` proved, the one at `line`
+/// violated with the command line `argv` (as `check --json` gives it and as the text says
+/// it), the bounds stated, and that the harness passes that command line natively.
+fn violated_with_args(name: &str, safe: &[u64], line: u64, argv: &[&str]) {
+    let file = root().join("fixtures/inputs").join(format!("{name}.c"));
+    let dir = temp_dir(&format!("inputs-{name}"));
+    let harness = dir.join("harness.c");
+    let out = Command::new(cpals_bin())
+        .args(["check", "--json", "--timeout", "120", "--harness"])
+        .arg(&harness)
+        .arg(&file)
+        .output()
+        .expect("cpals runs");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    let props = report["properties"].as_array().expect("properties");
+    let at = |line: u64| props.iter().find(|p| p["line"] == line && p["kind"] != "out_of_bounds").expect("a property");
+    for &l in safe {
+        assert_eq!(at(l)["verdict"], "true", "{name}: {}", at(l));
+    }
+    let prop = at(line);
+    assert_eq!(prop["verdict"], "false", "{name}: {prop}");
+    assert_eq!(prop["argv"], serde_json::json!(argv), "{name}: {prop}");
+    assert!(prop.get("stdin").is_none(), "{prop}");
+    let notes = report["notes"].as_array().expect("notes");
+    assert!(notes.iter().any(|n| n["message"].as_str().unwrap_or("").contains("at most 2 arguments")), "the bounds are stated: {notes:?}");
+    let text = Command::new(cpals_bin()).args(["check", "--timeout", "120"]).arg(&file).output().expect("cpals runs");
+    let shown: Vec<String> = argv.iter().enumerate().map(|(k, a)| format!("argv[{k}] = {a:?}")).collect();
+    let shown = format!("argc = {}, {}", argv.len(), shown.join(", "));
+    assert!(String::from_utf8_lossy(&text.stdout).contains(&shown), "{name}: {shown} not in {:?}", text);
+    assert!(String::from_utf8_lossy(&text.stderr).contains("proofs hold for such command lines"), "{text:?}");
+    replays(&file, &harness, "__wrap_main");
+}
+
+#[test]
+fn argv_counterexample_is_the_command_line_to_type() {
+    // argc >= 1 and argv[argc] == NULL hold for every command line; the shortest strings: the
+    // program's name empty, the argument exactly "48".
+    violated_with_args("argv", &[17, 18], 20, &["", "48"]);
+}
+
+#[test]
+fn sscanf_of_the_command_line() {
+    violated_with_args("sscanf", &[17, 18], 20, &["", "ok"]);
+}
+
+#[test]
+fn main_without_parameters_has_no_command_line() {
+    let props = properties_of(
+        &temp_dir("inputs-noargv"),
+        "m.c",
+        "#include <assert.h>\nint __VERIFIER_nondet_int(void);\nint main(void) {\n  int x = __VERIFIER_nondet_int();\n  assert(x != 3);\n  return 0;\n}\n",
+    );
+    let p = props.iter().find(|p| p["line"] == 5).expect("the assertion");
+    assert_eq!(p["verdict"], "false", "{p}");
+    assert!(p.get("argv").is_none(), "{p}");
+}
+
+#[test]
+fn sscanf_scan_set_of_the_command_line() {
+    // `%2[a-z]` takes at most two lower-case letters: the shortest command line is "hi".
+    let props = properties_of(
+        &temp_dir("inputs-scanset"),
+        "set.c",
+        "#include <assert.h>\n#include <stdio.h>\nint main(int argc, char **argv) {\n  char w[4] = {0};\n  \
+         if (argc > 1 && sscanf(argv[1], \"%2[a-z]\", w) == 1 && w[0] == 'h')\n    assert(w[1] != 'i');\n  return 0;\n}\n",
+    );
+    let p = props.iter().find(|p| p["line"] == 6 && p["kind"] != "out_of_bounds").expect("the assertion");
+    assert_eq!(p["verdict"], "false", "{p}");
+    assert_eq!(p["argv"], serde_json::json!(["", "hi"]), "{p}");
 }

@@ -10,7 +10,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use analysis_engine::frontend::models::models;
+use analysis_engine::frontend::models::{models, scanf_format, sscanf_name, sscanf_text};
 use analysis_engine::sandbox::{self, End, TempDir};
 
 /// Renames the models and gives the sign-only comparison its native form: the units as the
@@ -18,10 +18,11 @@ use analysis_engine::sandbox::{self, End, TempDir};
 /// verifier can express (natively: the sign).
 fn models_source() -> String {
     let mut text = String::new();
-    // Standard input's models (`stdio.c`) read inputs of the analysis, not bytes glibc could
-    // be given here: `tests/tests/inputs.rs` checks them by replaying their counterexamples
-    // against glibc's `scanf`, `getchar` and `fgets`.
-    let compared = || models().values().filter(|m| m.file != "stdio.c");
+    // Standard input's models (`stdio.c`) and the command line's (`args.c`) read inputs of the
+    // analysis, not bytes glibc could be given here: `tests/tests/inputs.rs` checks them by
+    // replaying their counterexamples against glibc's `scanf`, `getchar` and `fgets`, and a
+    // real `main`.
+    let compared = || models().values().filter(|m| m.file != "stdio.c" && m.file != "args.c");
     for m in compared() {
         if m.name != "__cpals_compare_result" {
             text.push_str(&format!("#define {} cpals_model_{}\n", m.name, m.name));
@@ -31,8 +32,29 @@ fn models_source() -> String {
     for m in compared().filter(|m| m.name != "__cpals_compare_result") {
         text.push_str(&m.text);
     }
+    // The generated `sscanf` models of the formats the driver compares (their own names).
+    for f in SSCANF_FORMATS {
+        let convs = scanf_format(f.as_bytes()).unwrap_or_else(|| panic!("{f} is modelled"));
+        text.push_str(&sscanf_text(&sscanf_name(&convs)).expect("a generated model"));
+    }
+    // Scan sets: their names hold the set, so each gets a wrapper the driver can name
+    // (`cpals_set_K(s, a, b)`, the second buffer unused for one conversion).
+    for (k, f) in SSCANF_SETS.iter().enumerate() {
+        let convs = scanf_format(f.as_bytes()).unwrap_or_else(|| panic!("{f} is modelled"));
+        let name = sscanf_name(&convs);
+        text.push_str(&sscanf_text(&name).expect("a generated model"));
+        let args = if convs.len() == 2 { "s, a, b" } else { "s, a" };
+        text.push_str(&format!("int cpals_set_{k}(const char *s, char *a, char *b) {{ (void)b; return {name}({args}); }}\n"));
+    }
     text
 }
+
+/// The `sscanf` formats with scan sets the driver compares (`cpals_set_K`, in this order).
+const SSCANF_SETS: [&str; 5] = ["%[a-z]", "%3[^ ,]", "%[]a-]", "%[0-9]%[^0-9]", "%2[^\t]%c"];
+
+/// The `sscanf` formats the driver compares (`scanning()`).
+const SSCANF_FORMATS: [&str; 16] =
+    ["%d", "%i", "%u", "%x", "%o", "%hhd", "%hu", "%ld", "%lli", "%llx", "%c", "%3s", "%d%c", "%x %3s", "%i%i", "%s %d"];
 
 /// The driver: declarations of the renamed models, the inputs, and a check per function.
 const DRIVER: &str = r#"
@@ -229,8 +251,116 @@ static void numbers(void) {
     }
 }
 
+/* The `sscanf` models: a number beyond what they model exactly is any value (the analysis's
+   `__cpals_stdin_unmodelled`), which is then not compared. */
+static int cpals_unmodelled;
+long long __cpals_stdin_unmodelled(void) { cpals_unmodelled = 1; return 0; }
+int __cpals_sscanf_d(const char *, int *);
+int __cpals_sscanf_i(const char *, int *);
+int __cpals_sscanf_u(const char *, unsigned *);
+int __cpals_sscanf_x(const char *, unsigned *);
+int __cpals_sscanf_o(const char *, unsigned *);
+int __cpals_sscanf_hhd(const char *, signed char *);
+int __cpals_sscanf_hu(const char *, unsigned short *);
+int __cpals_sscanf_ld(const char *, long *);
+int __cpals_sscanf_lli(const char *, long long *);
+int __cpals_sscanf_llx(const char *, unsigned long long *);
+int __cpals_sscanf_c(const char *, char *);
+int __cpals_sscanf_s3(const char *, char *);
+int __cpals_sscanf_d_c(const char *, int *, char *);
+int __cpals_sscanf_x_s3(const char *, unsigned *, char *);
+int __cpals_sscanf_i_i(const char *, int *, int *);
+int __cpals_sscanf_s_d(const char *, char *, int *);
+int cpals_set_0(const char *, char *, char *);
+int cpals_set_1(const char *, char *, char *);
+int cpals_set_2(const char *, char *, char *);
+int cpals_set_3(const char *, char *, char *);
+int cpals_set_4(const char *, char *, char *);
+
+static void scanning(void) {
+    for (int i = 0; i < NSTR; i++) {
+        const char *s = strs[i];
+#define SCAN1(fmt, name, T) { T m = (T)0x5a, g = (T)0x5a; cpals_unmodelled = 0; \
+        int rm = __cpals_sscanf_##name(s, &m), rg = sscanf(s, fmt, &g); CHECK("sscanf " fmt, s, rm, rg); \
+        if (!cpals_unmodelled) CHECK("sscanf " fmt " (value)", s, (long long)m, (long long)g); }
+        SCAN1("%d", d, int) SCAN1("%i", i, int) SCAN1("%u", u, unsigned) SCAN1("%x", x, unsigned)
+        SCAN1("%o", o, unsigned) SCAN1("%hhd", hhd, signed char) SCAN1("%hu", hu, unsigned short)
+        SCAN1("%ld", ld, long) SCAN1("%lli", lli, long long) SCAN1("%llx", llx, unsigned long long)
+        SCAN1("%c", c, char)
+        char wm[48], wg[48];
+        memset(wm, '#', sizeof wm);
+        memset(wg, '#', sizeof wg);
+        CHECK("sscanf %3s", s, __cpals_sscanf_s3(s, wm), sscanf(s, "%3s", wg));
+        CHECK("sscanf %3s (buffer)", s, memcmp(wm, wg, sizeof wm), 0);
+        {
+            int nm = 7, ng = 7;
+            char cm = '?', cg = '?';
+            cpals_unmodelled = 0;
+            CHECK("sscanf %d%c", s, __cpals_sscanf_d_c(s, &nm, &cm), sscanf(s, "%d%c", &ng, &cg));
+            if (!cpals_unmodelled)
+                CHECK("sscanf %d%c (number)", s, nm, ng);
+            CHECK("sscanf %d%c (byte)", s, cm, cg);
+        }
+        {
+            unsigned um = 7, ug = 7;
+            memset(wm, '#', sizeof wm);
+            memset(wg, '#', sizeof wg);
+            cpals_unmodelled = 0;
+            CHECK("sscanf %x %3s", s, __cpals_sscanf_x_s3(s, &um, wm), sscanf(s, "%x %3s", &ug, wg));
+            if (!cpals_unmodelled)
+                CHECK("sscanf %x %3s (number)", s, um, ug);
+            CHECK("sscanf %x %3s (buffer)", s, memcmp(wm, wg, sizeof wm), 0);
+        }
+        {
+            int am = 7, ag = 7, bm = 7, bg = 7;
+            cpals_unmodelled = 0;
+            CHECK("sscanf %i%i", s, __cpals_sscanf_i_i(s, &am, &bm), sscanf(s, "%i%i", &ag, &bg));
+            if (!cpals_unmodelled)
+                CHECK("sscanf %i%i (numbers)", s, (long long)am * 4294967296LL + bm, (long long)ag * 4294967296LL + bg);
+        }
+        {
+            int nm = 7, ng = 7;
+            memset(wm, '#', sizeof wm);
+            memset(wg, '#', sizeof wg);
+            cpals_unmodelled = 0;
+            CHECK("sscanf %s %d", s, __cpals_sscanf_s_d(s, wm, &nm), sscanf(s, "%s %d", wg, &ng));
+            CHECK("sscanf %s %d (buffer)", s, memcmp(wm, wg, sizeof wm), 0);
+            if (!cpals_unmodelled)
+                CHECK("sscanf %s %d (number)", s, nm, ng);
+        }
+    }
+    {
+        static const char *sets[] = { "%[a-z]", "%3[^ ,]", "%[]a-]", "%[0-9]%[^0-9]", "%2[^\t]%c" };
+        int (*models[])(const char *, char *, char *) = { cpals_set_0, cpals_set_1, cpals_set_2, cpals_set_3, cpals_set_4 };
+        for (int i = 0; i < NSTR; i++) {
+            const char *s = strs[i];
+            for (int k = 0; k < 5; k++) {
+                char am[48], ag[48], bm[48], bg[48];
+                memset(am, '#', sizeof am);
+                memset(ag, '#', sizeof ag);
+                memset(bm, '#', sizeof bm);
+                memset(bg, '#', sizeof bg);
+                CHECK(sets[k], s, models[k](s, am, bm), sscanf(s, sets[k], ag, bg));
+                CHECK(sets[k], s, memcmp(am, ag, sizeof am), 0);
+                CHECK(sets[k], s, memcmp(bm, bg, sizeof bm), 0);
+            }
+        }
+    }
+    static const char *more[] = { "12 ab", "0x", "0xg", "-", "5 -", "5 ", "5 x", "+0X1f", "  abcdefg", "-0", "0x-1", "1e5", "077 9" };
+    for (unsigned k = 0; k < sizeof more / sizeof more[0]; k++) {
+        const char *s = more[k];
+        SCAN1("%d", d, int) SCAN1("%i", i, int) SCAN1("%x", x, unsigned) SCAN1("%o", o, unsigned) SCAN1("%c", c, char)
+        int nm = 7, ng = 7;
+        char cm = '?', cg = '?';
+        CHECK("sscanf %d%c", s, __cpals_sscanf_d_c(s, &nm, &cm), sscanf(s, "%d%c", &ng, &cg));
+        CHECK("sscanf %d%c (number)", s, nm, ng);
+        CHECK("sscanf %d%c (byte)", s, cm, cg);
+    }
+}
+
 int main(void) {
     make_strings();
+    scanning();
     strings();
     memory();
     classes();

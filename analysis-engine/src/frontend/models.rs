@@ -28,15 +28,18 @@ pub fn is_model_file(file: &str) -> bool {
 }
 
 /// The model sources, in the order their units are appended.
-const SOURCES: [(&str, &str); 4] = [
+const SOURCES: [(&str, &str); 5] = [
     ("string.c", include_str!("../../libc/string.c")),
     ("ctype.c", include_str!("../../libc/ctype.c")),
     ("stdlib.c", include_str!("../../libc/stdlib.c")),
     ("stdio.c", include_str!("../../libc/stdio.c")),
+    ("args.c", include_str!("../../libc/args.c")),
 ];
 
 /// The file name of the generated `scanf` conversions (below [`MODELS_FILE`]).
 const SCANF_FILE: &str = "scanf.c";
+/// The file name of the generated `sscanf` conversions (below [`MODELS_FILE`]).
+const SSCANF_FILE: &str = "sscanf.c";
 
 /// One unit of a model file.
 #[derive(Debug)]
@@ -135,11 +138,17 @@ pub fn needed(unit: &TranslationUnit) -> BTreeSet<String> {
                 if let Some(Stdin::Scanf(convs, _)) = stdin_call(&c.node) {
                     self.used.insert(scanf_name(&convs));
                 }
+                if let Some(convs) = sscanf_call(&c.node) {
+                    self.used.insert(sscanf_name(&convs));
+                }
                 if let Some(Stdin::Getchar) = stdin_call(&c.node) {
                     self.used.insert("getchar".into());
                 }
                 if let Some(Stdin::Fgets) = stdin_call(&c.node) {
                     self.used.insert("__cpals_fgets_stdin".into());
+                }
+                if let Some(Stdin::Fread) = stdin_call(&c.node) {
+                    self.used.insert("__cpals_fread_stdin".into());
                 }
             }
             lang_c::visit::visit_expression(self, e, span);
@@ -152,6 +161,11 @@ pub fn needed(unit: &TranslationUnit) -> BTreeSet<String> {
         match &ext.node {
             ExternalDeclaration::FunctionDefinition(fd) => {
                 if let Some(n) = declarator_name(&fd.node.declarator.node) {
+                    if n == "main" && main_takes_arguments(&fd.node.declarator.node) {
+                        // `main(int argc, char **argv)`: the command line is an input (`libc/args.c`).
+                        names.used.insert(ARGC_MODEL.to_string());
+                        names.used.insert(ARGV_MODEL.to_string());
+                    }
                     defined.insert(n);
                 }
             }
@@ -214,13 +228,18 @@ pub fn units(names: &BTreeSet<String>) -> Vec<(String, u32, std::borrow::Cow<'st
             out.push((format!("{}/{}", MODELS_FILE, SCANF_FILE), 1, std::borrow::Cow::Owned(text)));
         }
     }
+    for n in names.iter().filter(|n| n.starts_with(SSCANF_PREFIX)) {
+        if let Some(text) = sscanf_text(n) {
+            out.push((format!("{}/{}", MODELS_FILE, SSCANF_FILE), 1, std::borrow::Cow::Owned(text)));
+        }
+    }
     out
 }
 
 /// Whether a model is one of standard input's (linked only when the models see every use of
 /// the stream).
 fn is_stdin_model(name: &str) -> bool {
-    name == "getchar" || name == "__cpals_fgets_stdin" || name.starts_with(SCANF_PREFIX)
+    name == "getchar" || name == "__cpals_fgets_stdin" || name == "__cpals_fread_stdin" || name.starts_with(SCANF_PREFIX)
 }
 
 /// Functions of the C library that read standard input, may read it (a descriptor or stream
@@ -281,6 +300,9 @@ pub enum Conv {
     Char,
     /// `%s` with an optional width.
     Str(Option<u32>),
+    /// `%[…]` (a scan set: the bytes it takes, NUL never) with an optional width; `sscanf`
+    /// only (standard input's model does not track what follows it).
+    Set(Box<[bool; 256]>, Option<u32>),
 }
 
 impl Conv {
@@ -290,12 +312,43 @@ impl Conv {
             Conv::Char => "c".into(),
             Conv::Str(None) => "s".into(),
             Conv::Str(Some(w)) => format!("s{}", w),
+            Conv::Set(set, w) => {
+                // `S`, the set as 64 hexadecimal digits (bit b of the set is byte b), the width.
+                let mut t = String::from("S");
+                for nib in 0..64 {
+                    let v = (0..4).fold(0u8, |acc, k| acc | (u8::from(set[nib * 4 + k]) << k));
+                    t.push(char::from_digit(v as u32, 16).unwrap_or('0'));
+                }
+                if let Some(w) = w {
+                    t.push_str(&format!("w{}", w));
+                }
+                t
+            }
         }
     }
 
     fn from_token(t: &str) -> Option<Conv> {
         if t == "c" {
             return Some(Conv::Char);
+        }
+        if let Some(rest) = t.strip_prefix('S') {
+            let (hex, w) = rest.split_once('w').map_or((rest, None), |(h, w)| (h, Some(w)));
+            let width = match w {
+                Some(w) => Some(w.parse().ok().filter(|&w: &u32| w > 0)?),
+                None => None,
+            };
+            if hex.len() != 64 {
+                return None;
+            }
+            let mut set = Box::new([false; 256]);
+            for (nib, ch) in hex.chars().enumerate() {
+                let v = ch.to_digit(16)?;
+                for k in 0..4 {
+                    set[nib * 4 + k] = v & (1 << k) != 0;
+                }
+            }
+            set[0] = false;
+            return Some(Conv::Set(set, width));
         }
         if let Some(w) = t.strip_prefix('s') {
             return if w.is_empty() { Some(Conv::Str(None)) } else { w.parse().ok().filter(|&w| w > 0).map(|w| Conv::Str(Some(w))) };
@@ -413,6 +466,46 @@ pub fn scanf_format(fmt: &[u8]) -> Option<Vec<Conv>> {
             'd' | 'i' | 'u' | 'o' | 'x' | 'X' if width.is_none() => Conv::Num { conv: if conv == 'X' { 'x' } else { conv }, len },
             'c' if width.is_none() && len.is_empty() && !space => Conv::Char,
             's' if len.is_empty() && width != Some(0) => Conv::Str(width),
+            '[' if len.is_empty() && width != Some(0) && !space => {
+                let mut set = Box::new([false; 256]);
+                let negated = fmt.get(i) == Some(&b'^');
+                if negated {
+                    i += 1;
+                }
+                let mut first = true;
+                let mut prev: Option<u8> = None;
+                loop {
+                    let b = *fmt.get(i)?;
+                    i += 1;
+                    if b == b']' && !first {
+                        break;
+                    }
+                    first = false;
+                    if let (b'-', Some(lo), Some(&hi)) = (b, prev, fmt.get(i)) {
+                        if hi != b']' {
+                            // A range `a-z`; a reversed one is not modelled.
+                            if lo > hi {
+                                return None;
+                            }
+                            i += 1;
+                            for c in lo..=hi {
+                                set[c as usize] = true;
+                            }
+                            prev = None;
+                            continue;
+                        }
+                    }
+                    set[b as usize] = true;
+                    prev = Some(b);
+                }
+                if negated {
+                    for x in set.iter_mut() {
+                        *x = !*x;
+                    }
+                }
+                set[0] = false;
+                Conv::Set(set, width)
+            }
             _ => return None,
         };
         space = false;
@@ -440,6 +533,9 @@ pub enum Stdin {
     Getchar,
     /// `fgets(s, n, stdin)`.
     Fgets,
+    /// `fread(p, size, n, stdin)` (a model for buffers of bytes only: the CFA builder makes
+    /// another call unsupported, as the stream would not be exact after it).
+    Fread,
 }
 
 /// Whether a call reads standard input in a way the models cover (by the callee's name and
@@ -447,8 +543,11 @@ pub enum Stdin {
 pub fn stdin_call(call: &lang_c::ast::CallExpression) -> Option<Stdin> {
     let Expression::Identifier(id) = &call.callee.node else { return None };
     let is_stdin = |k: usize| matches!(call.arguments.get(k).map(|a| &a.node), Some(Expression::Identifier(s)) if s.node.name == "stdin");
+    // Standard input's model does not track what follows a scan set (`%[`).
     let format = |k: usize| match call.arguments.get(k).map(|a| &a.node) {
-        Some(Expression::StringLiteral(s)) => literal_bytes(&s.node).and_then(|f| scanf_format(&f)),
+        Some(Expression::StringLiteral(s)) => {
+            literal_bytes(&s.node).and_then(|f| scanf_format(&f)).filter(|c| !c.iter().any(|c| matches!(c, Conv::Set(..))))
+        }
         _ => None,
     };
     let args = call.arguments.len();
@@ -457,6 +556,7 @@ pub fn stdin_call(call: &lang_c::ast::CallExpression) -> Option<Stdin> {
         "fscanf" | "__isoc99_fscanf" if is_stdin(0) => format(1).filter(|c| c.len() + 2 == args).map(|c| Stdin::Scanf(c, 2)),
         "getc" | "fgetc" | "_IO_getc" if args == 1 && is_stdin(0) => Some(Stdin::Getchar),
         "fgets" if args == 3 && is_stdin(2) => Some(Stdin::Fgets),
+        "fread" if args == 4 && is_stdin(3) => Some(Stdin::Fread),
         _ => None,
     }
 }
@@ -483,6 +583,8 @@ pub fn scanf_text(name: &str) -> Option<String> {
     for (k, c) in convs.iter().enumerate() {
         let ret = if k == 0 { "-1".to_string() } else { k.to_string() };
         match c {
+            // Standard input's model takes no scan sets (`stdin_call`).
+            Conv::Set(..) => return None,
             Conv::Num { conv, .. } => {
                 let (ty, suffix) = c.c_type();
                 let base = match conv {
@@ -525,6 +627,156 @@ pub fn scanf_text(name: &str) -> Option<String> {
     Some(s)
 }
 
+/// The model that chooses `main`'s `argc` (and fills in argv's strings), and the one that
+/// gives `argv` (`libc/args.c`); the CFA builder passes their results to `main`.
+pub const ARGC_MODEL: &str = "__cpals_argc";
+pub const ARGV_MODEL: &str = "__cpals_argv";
+
+/// The prefix of the command line model's input functions (the number of arguments and their
+/// bytes), which harnesses turn back into a command line.
+pub const ARGS_INPUT_PREFIX: &str = "__cpals_arg_";
+
+/// The command line model's bounds (`libc/args.c`): at most this many strings in argv (the
+/// program's name included), each of at most [`ARG_MAX_LEN`] bytes.
+pub const ARGS_MAX: usize = 3;
+pub const ARG_MAX_LEN: usize = 8;
+
+/// The report's note on a program whose `main` gets a command line from the model: the
+/// bounds its proofs assume.
+pub fn args_note() -> String {
+    format!(
+        "`main`'s command line is an input of at most {} arguments after the program's name, each of at most {} bytes: proofs hold for such command lines",
+        ARGS_MAX - 1,
+        ARG_MAX_LEN
+    )
+}
+
+/// Whether a function is an input of one of the models (standard input's bytes and numbers,
+/// the command line's), which traces show and harnesses supply like `__VERIFIER_nondet_*`.
+pub fn is_model_input(name: &str) -> bool {
+    (name.starts_with(STDIN_INPUT_PREFIX) && name != STDIN_UNMODELLED) || name == "__cpals_arg_count" || name == "__cpals_arg_byte"
+}
+
+/// Whether a definition of `main` declares (at least) `argc` and `argv`.
+fn main_takes_arguments(d: &Declarator) -> bool {
+    let own = d.derived.iter().any(|dd| match &dd.node {
+        lang_c::ast::DerivedDeclarator::Function(f) => f.node.parameters.len() >= 2,
+        lang_c::ast::DerivedDeclarator::KRFunction(ids) => ids.len() >= 2,
+        _ => false,
+    });
+    own || matches!(&d.kind.node, DeclaratorKind::Declarator(inner) if main_takes_arguments(&inner.node))
+}
+
+/// The prefix of the generated `sscanf` models' names (`__cpals_sscanf_d_s5`: one per list of
+/// conversions, the same as `scanf`'s, its text made by [`sscanf_text`]).
+pub const SSCANF_PREFIX: &str = "__cpals_sscanf_";
+
+/// The name of the generated model of `sscanf` with these conversions.
+pub fn sscanf_name(convs: &[Conv]) -> String {
+    let tokens: Vec<String> = convs.iter().map(Conv::token).collect();
+    format!("{}{}", SSCANF_PREFIX, tokens.join("_"))
+}
+
+/// The conversions of a call `sscanf(str, fmt, …)` with a literal format cpals models
+/// ([`scanf_format`]) and one pointer per conversion.
+pub fn sscanf_call(call: &lang_c::ast::CallExpression) -> Option<Vec<Conv>> {
+    let Expression::Identifier(id) = &call.callee.node else { return None };
+    if !matches!(id.node.name.as_str(), "sscanf" | "__isoc99_sscanf" | "__isoc23_sscanf") {
+        return None;
+    }
+    let Some(Expression::StringLiteral(f)) = call.arguments.get(1).map(|a| &a.node) else { return None };
+    literal_bytes(&f.node).and_then(|f| scanf_format(&f)).filter(|c| c.len() + 2 == call.arguments.len())
+}
+
+/// The C text of the generated model `name` ([`sscanf_name`]): glibc's `sscanf` reading the
+/// string `s` with these conversions, each storing through its pointer only when it
+/// succeeds; returns how many did, or `EOF` when the string ends before the first. A number
+/// is read as glibc does (`strtol` or `strtoul` of the type's width, then converted to the
+/// type): exact while its digits make less than 2^31 (where a 32-bit `long` saturates), any
+/// value beyond (`__cpals_stdin_unmodelled`, which never confirms a counterexample).
+pub fn sscanf_text(name: &str) -> Option<String> {
+    let convs: Vec<Conv> = name.strip_prefix(SSCANF_PREFIX)?.split('_').map(Conv::from_token).collect::<Option<_>>()?;
+    let mut params = vec!["const char *s".to_string()];
+    for (k, c) in convs.iter().enumerate() {
+        params.push(format!("{} *p{}", c.c_type().0, k));
+    }
+    let mut t = format!("long long {}(void);\n", STDIN_UNMODELLED);
+    t.push_str(&format!("int {}({}) {{\n", name, params.join(", ")));
+    t.push_str("    unsigned long i = 0;\n    unsigned long st = 0;\n    unsigned long n = 0;\n    unsigned long long acc = 0;\n");
+    t.push_str("    int neg = 0;\n    int big = 0;\n    int b = 10;\n    int d = 0;\n    char c = 0;\n");
+    let skip = "    while (s[i] == ' ' || (s[i] >= '\\t' && s[i] <= '\\r'))\n        i++;\n";
+    for (k, c) in convs.iter().enumerate() {
+        let ret = if k == 0 { "-1".to_string() } else { k.to_string() };
+        match c {
+            Conv::Num { conv, .. } => {
+                let (ty, _) = c.c_type();
+                t.push_str(skip);
+                t.push_str(&format!("    if (s[i] == 0)\n        return {ret};\n"));
+                t.push_str("    neg = 0;\n    acc = 0;\n    big = 0;\n");
+                t.push_str("    if (s[i] == '-') {\n        neg = 1;\n        i++;\n    } else if (s[i] == '+')\n        i++;\n");
+                let base = match conv {
+                    'o' => "    b = 8;\n    st = i;\n".to_string(),
+                    'x' => "    b = 16;\n    st = i;\n    if (s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X'))\n        i += 2;\n".to_string(),
+                    'i' => "    b = 10;\n    st = i;\n    if (s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X')) {\n        b = 16;\n        i += 2;\n    } \
+                            else if (s[i] == '0')\n        b = 8;\n"
+                        .to_string(),
+                    _ => "    b = 10;\n    st = i;\n".to_string(),
+                };
+                t.push_str(&base);
+                // The digits (a `0x` prefix counts as read: `0x` alone is 0).
+                t.push_str(
+                    "    while (1) {\n        c = s[i];\n        if (c >= '0' && c <= '9')\n            d = c - '0';\n        \
+                     else if (c >= 'a' && c <= 'f')\n            d = c - 'a' + 10;\n        else if (c >= 'A' && c <= 'F')\n            \
+                     d = c - 'A' + 10;\n        else\n            break;\n        if (d >= b)\n            break;\n        \
+                     if (!big) {\n            acc = acc * b + d;\n            if (acc > 0x7fffffffULL)\n                big = 1;\n        }\n        \
+                     i++;\n    }\n",
+                );
+                t.push_str(&format!("    if (i == st)\n        return {k};\n"));
+                t.push_str(&format!(
+                    "    if (big)\n        *p{k} = ({ty}){STDIN_UNMODELLED}();\n    else\n        *p{k} = ({ty})(neg ? -acc : acc);\n"
+                ));
+            }
+            Conv::Char => {
+                t.push_str(&format!("    if (s[i] == 0)\n        return {ret};\n    *p{k} = s[i];\n    i++;\n"));
+            }
+            Conv::Set(set, width) => {
+                // No white space skipped; at least one byte of the set, else a failure.
+                let full = width.map(|w| format!(" || n >= {}", w)).unwrap_or_default();
+                let mut ranges = Vec::new();
+                let mut b = 1;
+                while b < 256 {
+                    if !set[b] {
+                        b += 1;
+                        continue;
+                    }
+                    let lo = b;
+                    while b < 256 && set[b] {
+                        b += 1;
+                    }
+                    ranges.push(if lo == b - 1 { format!("u == {}", lo) } else { format!("(u >= {} && u <= {})", lo, b - 1) });
+                }
+                let test = if ranges.is_empty() { "0".to_string() } else { ranges.join(" || ") };
+                t.push_str(&format!(
+                    "    n = 0;\n    while (1) {{\n        unsigned char u = (unsigned char)s[i];\n        \
+                     if (u == 0 || !({test}){full})\n            break;\n        p{k}[n] = s[i];\n        n++;\n        i++;\n    }}\n"
+                ));
+                t.push_str(&format!("    if (n == 0)\n        return s[i] == 0 ? {ret} : {k};\n    p{k}[n] = 0;\n"));
+            }
+            Conv::Str(width) => {
+                let more = width.map(|w| format!(" && n < {}", w)).unwrap_or_default();
+                t.push_str(skip);
+                t.push_str(&format!("    if (s[i] == 0)\n        return {ret};\n    n = 0;\n"));
+                t.push_str(&format!(
+                    "    while (s[i] != 0 && s[i] != ' ' && !(s[i] >= '\\t' && s[i] <= '\\r'){more}) {{\n        p{k}[n] = s[i];\n        \
+                     n++;\n        i++;\n    }}\n    p{k}[n] = 0;\n"
+                ));
+            }
+        }
+    }
+    t.push_str(&format!("    return {};\n}}\n", convs.len()));
+    Some(t)
+}
+
 fn declarator_name(d: &Declarator) -> Option<String> {
     match &d.kind.node {
         DeclaratorKind::Identifier(id) => Some(id.node.name.clone()),
@@ -553,7 +805,7 @@ mod tests {
         let name = |f: &str| scanf_format(f.as_bytes()).map(|c| scanf_name(&c));
         assert_eq!(name("%d").as_deref(), Some("__cpals_scanf_d"));
         assert_eq!(name(" %lld %hhu\t%X %5s%c").as_deref(), Some("__cpals_scanf_lld_hhu_x_s5_c"));
-        for bad in ["%f", "%lf", "%d,%d", "%d\n", " %c", "%*d", "%3d", "%[a-z]", "%n", "%%", "", "%s %0s"] {
+        for bad in ["%f", "%lf", "%d,%d", "%d\n", " %c", "%*d", "%3d", "%[z-a]", " %[a]", "%[a", "%n", "%%", "", "%s %0s"] {
             assert_eq!(name(bad), None, "{bad}");
         }
         // Every generated name gives back its text, which declares its inputs with their types.
@@ -563,5 +815,18 @@ mod tests {
         );
         assert_eq!(scanf_text("__cpals_scanf_d_q"), None);
         assert_eq!(literal_bytes(&["\"%d\\n\"".into(), "\" x\"".into()]).as_deref(), Some(&b"%d\n x"[..]));
+        // `sscanf`'s models: the same conversions, the string first.
+        let convs = scanf_format(b"%hhu %4s").unwrap();
+        assert_eq!(sscanf_name(&convs), "__cpals_sscanf_hhu_s4");
+        let text = sscanf_text("__cpals_sscanf_hhu_s4").unwrap();
+        assert!(text.contains("int __cpals_sscanf_hhu_s4(const char *s, unsigned char *p0, char *p1)") && text.contains("n < 4"), "{text}");
+        assert_eq!(sscanf_text("__cpals_sscanf_f"), None);
+        // Scan sets: for `sscanf` only; the name gives the set back.
+        let convs = scanf_format(b"%3[^]a-c]%c").unwrap();
+        let Conv::Set(set, Some(3)) = &convs[0] else { panic!("{convs:?}") };
+        assert!(!set[b']' as usize] && !set[b'b' as usize] && set[b'd' as usize] && !set[0]);
+        let text = sscanf_text(&sscanf_name(&convs)).unwrap();
+        assert!(text.contains("(u >= 1 && u <= 92) || (u >= 94 && u <= 96) || (u >= 100 && u <= 255)) || n >= 3)"), "{text}");
+        assert_eq!(scanf_text(&scanf_name(&convs)), None);
     }
 }

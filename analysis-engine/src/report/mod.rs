@@ -152,7 +152,21 @@ impl PropertyReport {
         if self.verdict != Verdict::False {
             return None;
         }
-        let seq: Vec<(&str, i128)> = if self.inputs.is_empty() {
+        crate::harness::stdin_text(&self.input_sequence())
+    }
+
+    /// The command line a violated property's counterexample gives `main` (argv's strings,
+    /// argv[0] first: [`crate::harness::args_of`]), or `None` when `main` takes none.
+    pub fn args(&self) -> Option<Vec<Vec<u8>>> {
+        if self.verdict != Verdict::False {
+            return None;
+        }
+        crate::harness::args_of(&self.input_sequence())
+    }
+
+    /// The values the counterexample's input functions return, in order.
+    fn input_sequence(&self) -> Vec<(&str, i128)> {
+        if self.inputs.is_empty() {
             self.trace
                 .iter()
                 .filter_map(|s| s.input.as_ref())
@@ -161,8 +175,7 @@ impl PropertyReport {
                 .collect()
         } else {
             self.inputs.iter().map(|(f, v)| (f.as_str(), *v)).collect()
-        };
-        crate::harness::stdin_text(&seq)
+        }
     }
 }
 

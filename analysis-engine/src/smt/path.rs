@@ -80,6 +80,7 @@ pub fn check_path(p: &Program, ops: &[OpCtx], cancel: &Cancel) -> PathResult {
             if let Some(why) = enc.tainted {
                 return PathResult::Imprecise(format!("the counterexample depends on a {}", why));
             }
+            prefer_short_arguments(ops, &obs, &s);
             let Some(m) = s.get_model() else { return PathResult::Unknown("no model".into()) };
             let ty = |v: VarId| Some(p.var(v).int_ty());
             let conv = |list: &[(VarId, Option<Dynamic>, Dynamic)]| -> Vec<(VarId, Option<i64>, i128)> {
@@ -106,6 +107,32 @@ pub fn check_path(p: &Program, ops: &[OpCtx], cancel: &Cancel) -> PathResult {
                 .collect();
             PathResult::Feasible(steps)
         }
+    }
+}
+
+/// Makes the command line of a satisfiable path's model the shortest one (`libc/args.c`): each
+/// byte of argv's strings, in order, is a NUL wherever the path allows it, so that a
+/// counterexample shows `argv[1] = "48"` and not `"48\xff…"`. Leaves `s` satisfiable (its
+/// model is the last check's).
+fn prefer_short_arguments(ops: &[OpCtx], obs: &[crate::smt::encode::Obs], s: &z3::Solver) {
+    let is_arg_byte = |op: &OpCtx| {
+        matches!(op.kind, crate::cfa::OpKind::Edge(crate::cfa::EdgeKind::Statement(crate::ir::Stmt::Input {
+            source: crate::ir::InputSource::Call(name), ..
+        })) if name == "__cpals_arg_byte")
+    };
+    // Whether the last check was satisfiable (the model is the last check's).
+    let mut last_sat = true;
+    for (op, o) in ops.iter().zip(obs) {
+        let Some(bv) = o.input.as_ref().filter(|_| is_arg_byte(op)).and_then(|b| b.as_bv()) else { continue };
+        s.push();
+        s.assert(bv.eq(z3::ast::BV::from_u64(0, bv.get_size())));
+        last_sat = check(s) == Sat::Sat;
+        if !last_sat {
+            s.pop(1);
+        }
+    }
+    if !last_sat {
+        check(s);
     }
 }
 

@@ -178,6 +178,10 @@ pub fn run(file: &Path, args: &AnalysisArgs, out: &Outputs) -> i32 {
     // on how busy the machine is.
     let report = analysis_engine::verify(&program, &cfg, &Cancel::on_cpu_time());
     settle(&dog);
+    if report.notes.iter().any(|(_, m)| *m == analysis_engine::frontend::models::args_note()) {
+        // What the proofs assume of the command line.
+        eprintln!("cpals: note: {}", analysis_engine::frontend::models::args_note());
+    }
     if report.stats.native_runs > 0 {
         // The user is told whenever their program ran.
         eprintln!(

@@ -375,14 +375,14 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 let what = format!("entry `{}` called with arbitrary function pointers", fname);
                 self.stmt_edge(Stmt::Unsupported(what), at);
             }
-            let mut args = Vec::new();
+            let mut args = self.main_command_line(fname, cfa, at)?;
             // With the memory model, a pointer argument of an entry points to an object of its
             // own: a buffer of an arbitrary number of elements of its pointee type.
             let pointees: Option<Vec<CType>> = match self.cx.lookup(fname) {
                 Some(Sym::Func(_, sig)) if self.memory_on() && sig.params.len() == cfa.params.len() => Some(sig.params.clone()),
                 _ => None,
             };
-            for (k, &p) in cfa.params.iter().enumerate() {
+            for (k, &p) in cfa.params.iter().enumerate().skip(args.len()) {
                 let info = &cfa.locals[p.index()];
                 if let Some(CType::Ptr(pointee)) = pointees.as_ref().and_then(|ps| ps.get(k)) {
                     if !matches!(**pointee, CType::Func(_)) {
@@ -424,6 +424,31 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         let exit = self.st.exit;
         self.edge(join, exit, EdgeKind::Blank, Span::default());
         Ok(())
+    }
+
+    /// `main`'s `argc` and `argv` from the command line model (`libc/args.c`), when `main`
+    /// takes them and the model is linked: the results of calls of
+    /// `__cpals_argc()` and `__cpals_argv()`. Empty otherwise.
+    fn main_command_line(&mut self, fname: &str, cfa: &crate::cfa::Cfa, at: Span) -> BResult<Vec<Expr>> {
+        use crate::frontend::models::{ARGC_MODEL, ARGV_MODEL};
+        let models = (self.cx.func_ids.get(ARGC_MODEL).copied(), self.cx.func_ids.get(ARGV_MODEL).copied());
+        let (Some(fc), Some(fv)) = models else { return Ok(Vec::new()) };
+        if fname != "main" || cfa.params.len() < 2 {
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::new();
+        for (k, callee) in [(0, fc), (1, fv)] {
+            let info = &cfa.locals[cfa.params[k].index()];
+            let VarKind::Int(t) = info.kind else { return Ok(Vec::new()) };
+            if info.pointer != (k == 1) {
+                return Ok(Vec::new());
+            }
+            let tmp = self.temp(t, info.pointer)?;
+            self.emit(EdgeKind::CallSummary(crate::cfa::Call { callee, args: Vec::new(), ret: vec![LValue::Var(tmp)] }), at);
+            out.push(Expr::Var(tmp, t));
+        }
+        self.note(LSpan::none(), crate::frontend::models::args_note());
+        Ok(out)
     }
 
     // ----- statements -------------------------------------------------------------------

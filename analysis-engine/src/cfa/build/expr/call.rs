@@ -131,8 +131,10 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         dest: Option<&Place>,
     ) -> BResult<Value> {
         // The library models' own primitives (`__cpals_assume`, standard input's
-        // `__cpals_stdin_*`) are no functions a native run calls.
-        let primitive = name == "__cpals_assume" || name.starts_with(crate::frontend::models::STDIN_INPUT_PREFIX);
+        // `__cpals_stdin_*`, the command line's `__cpals_arg_*`) are no functions a native run calls.
+        let primitive = name == "__cpals_assume"
+            || name.starts_with(crate::frontend::models::STDIN_INPUT_PREFIX)
+            || crate::frontend::models::is_model_input(&name);
         if !self.cx.func_ids.contains_key(&name) && self.st.dry == 0 && !primitive {
             self.cx.externals.insert(name.clone());
         }
@@ -179,6 +181,18 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         if self.cx.func_ids.contains_key(name) {
             return Ok(None);
         }
+        if let Some(convs) = crate::frontend::models::sscanf_call(call) {
+            // `sscanf` reads a string in memory, with the conversions of `scanf`'s models.
+            if !self.memory_on() {
+                self.cx.uses_memory = true;
+                return Ok(None);
+            }
+            let target = crate::frontend::models::sscanf_name(&convs);
+            let (Some(&callee), Some(sig)) = (self.cx.func_ids.get(&target), self.cx.models.get(&target).cloned()) else { return Ok(None) };
+            let redirected =
+                CallExpression { callee: call.callee.clone(), arguments: [&call.arguments[..1], &call.arguments[2..]].concat() };
+            return Ok(Some(self.call_defined(callee, &target, Some(sig), &redirected, span, dest)?));
+        }
         let Some(kind) = stdin_call(call) else { return Ok(None) };
         if !self.memory_on() {
             self.cx.uses_memory = true;
@@ -188,6 +202,17 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             Stdin::Scanf(convs, first) => (scanf_name(&convs), call.arguments[first..].to_vec()),
             Stdin::Getchar => ("getchar".to_string(), Vec::new()),
             Stdin::Fgets => ("__cpals_fgets_stdin".to_string(), call.arguments[..2].to_vec()),
+            Stdin::Fread => {
+                let first = CallExpression { callee: call.callee.clone(), arguments: call.arguments[..1].to_vec() };
+                if !self.byte_pointers(&first)? {
+                    // Into wider objects the typed memory could not follow the bytes, and the
+                    // other standard input models assume they see every read.
+                    let sp = self.span(span);
+                    self.stmt_edge(Stmt::Unsupported("`fread` from standard input into objects that are not bytes".into()), sp);
+                    return Ok(None);
+                }
+                ("__cpals_fread_stdin".to_string(), call.arguments[..3].to_vec())
+            }
         };
         let (Some(&callee), Some(sig)) = (self.cx.func_ids.get(&target), self.cx.models.get(&target).cloned()) else { return Ok(None) };
         let redirected = CallExpression { callee: call.callee.clone(), arguments: args };
@@ -730,9 +755,9 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         }
         // Only SV-COMP's input functions are inputs; any other external's result is a value
         // cpals does not model (it never confirms a counterexample).
-        // The standard input model's bytes and numbers are inputs too (`libc/stdio.c`).
-        let stdin_input =
-            name.starts_with(crate::frontend::models::STDIN_INPUT_PREFIX) && name != crate::frontend::models::STDIN_UNMODELLED;
+        // The standard input model's bytes and numbers are inputs too (`libc/stdio.c`), and
+        // the command line's (`libc/args.c`).
+        let stdin_input = crate::frontend::models::is_model_input(&name);
         let source =
             if name.starts_with("__VERIFIER_nondet_") || stdin_input { InputSource::Call(name) } else { InputSource::External(name) };
         match &ret {
