@@ -645,7 +645,16 @@ pub const ARG_MAX_LEN: usize = 8;
 /// bounds its proofs assume.
 pub fn args_note() -> String {
     format!(
-        "`main`'s command line is an input of at most {} arguments after the program's name, each of at most {} bytes: proofs hold for such command lines",
+        "`main`'s command line is an input of at most {} arguments after the program's name, each of at most {} bytes: what holds for such command lines is reported `unknown`, not proved",
+        ARGS_MAX - 1,
+        ARG_MAX_LEN
+    )
+}
+
+/// Why a property proved over the modelled command line is not proved of the program.
+pub fn args_bound() -> String {
+    format!(
+        "holds for command lines of at most {} arguments of at most {} bytes each; longer ones are not modelled",
         ARGS_MAX - 1,
         ARG_MAX_LEN
     )

@@ -554,6 +554,13 @@ fn property_report(
     trace: Vec<TraceStep>,
     inputs: Vec<(String, i128)>,
 ) -> PropertyReport {
+    // A proof over `main`'s modelled command line holds only within the model's bounds: it is
+    // not a proof of the program (soundness rule 1), so it is `unknown`, saying which bounds.
+    let bounded = verdict == Verdict::True && p.notes.iter().any(|n| n.message == crate::frontend::models::args_note());
+    let (verdict, reason) = match bounded {
+        true => (Verdict::Unknown, Some(UnknownReason::NotProved(crate::frontend::models::args_bound()))),
+        false => (verdict, reason),
+    };
     PropertyReport {
         kind: prop.kind,
         function: p.func(prop.function).name.clone(),
