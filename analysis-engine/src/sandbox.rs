@@ -146,6 +146,11 @@ const TEMP_PREFIX: &str = "cpals-run-";
 
 impl TempDir {
     pub fn new() -> std::io::Result<TempDir> {
+        // Held while the folder is made, so that [`close`] sees every folder there is.
+        let closing = CLOSING.lock().unwrap_or_else(|e| e.into_inner());
+        if *closing {
+            return Err(std::io::Error::other("cpals is shutting down"));
+        }
         let base = std::env::temp_dir();
         remove_stale(&base);
         for i in 0..1000u32 {
@@ -169,14 +174,49 @@ impl Drop for TempDir {
     }
 }
 
-/// Removes this process's own `cpals-run-PID-…` folders (at exit: a job abandoned while it
-/// compiled or ran never dropped its folder).
-pub fn remove_own_temp_dirs() {
+/// Set by [`close`]: no temporary folder is made after it.
+static CLOSING: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
+
+/// Ends this process's native work before it exits (the language server's exit, when a job
+/// may still be unwinding on another thread): no temporary folder is made from now on, every
+/// child process group cpals started (a compiler, a program, a fork server, a solver) is
+/// killed, and this process's own `cpals-run-PID-…` folders are removed.
+pub fn close() {
+    *CLOSING.lock().unwrap_or_else(|e| e.into_inner()) = true;
+    kill_children();
     let own = format!("{}{}-", TEMP_PREFIX, std::process::id());
-    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else { return };
-    for e in entries.flatten() {
-        if e.file_name().to_str().is_some_and(|n| n.starts_with(&own)) {
-            let _ = std::fs::remove_dir_all(e.path());
+    // A child killed a moment ago may still finish the write it was making: try again.
+    for attempt in 0..5 {
+        let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else { return };
+        let mut left = false;
+        for e in entries.flatten() {
+            if e.file_name().to_str().is_some_and(|n| n.starts_with(&own)) {
+                left |= std::fs::remove_dir_all(e.path()).is_err();
+            }
+        }
+        if !left {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10 << attempt));
+    }
+}
+
+/// Kills the process group of each child of this process ([`bound`] makes every child lead
+/// its own group: the compiler's `cc1`, `as` and `ld` go with its driver).
+fn kill_children() {
+    let me = std::process::id().to_string();
+    let Ok(procs) = std::fs::read_dir("/proc") else { return };
+    for e in procs.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<libc::pid_t>().ok()) else { continue };
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else { continue };
+        // `pid (comm) state ppid …`; `comm` may hold spaces and parentheses.
+        let ppid = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1));
+        if ppid == Some(me.as_str()) {
+            // SAFETY: signals to a child's group and to the child; either may be gone already.
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+                libc::kill(pid, libc::SIGKILL);
+            }
         }
     }
 }

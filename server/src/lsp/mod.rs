@@ -57,7 +57,8 @@ pub fn run_stdio() -> i32 {
     });
     // Jobs were cancelled by `shutdown`; do not wait long for one that is still unwinding.
     rt.shutdown_timeout(Duration::from_millis(500));
-    // A job still compiling when the runtime stopped leaves its folder: remove it.
-    analysis_engine::sandbox::remove_own_temp_dirs();
+    // A job still compiling or running natively when the runtime stopped: end its processes
+    // and remove its folders.
+    analysis_engine::sandbox::close();
     ended.code()
 }
