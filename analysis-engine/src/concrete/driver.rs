@@ -61,6 +61,7 @@ pub fn run(p: &Program, plan: &Plan, inputs: &mut dyn InputStrategy, limits: &Ru
             tail: VecDeque::new(),
             steps: 0,
             accelerated: 0,
+            choices: 0,
         },
         rec: Recorder::new(limits),
         values: Vec::new(),
@@ -208,6 +209,7 @@ impl<'r> Runner<'r> {
             (k, Some(_)) => {
                 // A nondeterministic choice between edges without conditions.
                 let pick = self.inputs.choose(k);
+                self.out.choices += 1;
                 Ok(n.out.iter().copied().filter(|&e| !matches!(cfa.edge(e).kind, EdgeKind::Assume { .. })).nth(pick).unwrap_or(n.out[0]))
             }
         }

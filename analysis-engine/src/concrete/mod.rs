@@ -68,6 +68,9 @@ pub struct Run {
     pub steps: u64,
     /// Loop iterations skipped by acceleration.
     pub accelerated: u64,
+    /// Nondeterministic choices between edges without conditions (among the program's entry
+    /// functions, say) the input strategy made: like `inputs`, another run may choose others.
+    pub choices: u64,
 }
 
 /// Limits of one run.

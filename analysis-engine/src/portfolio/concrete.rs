@@ -1,13 +1,20 @@
 //! The concrete runs before the analyses (bug finding): the program runs on a few input
 //! choices (zeros, boundary values, constants) with loop acceleration; a run that reaches a
 //! property is confirmed by the bit-precise path check, or for long runs natively.
+//!
+//! A program that reads no input has one execution: when the first run reads none, makes no
+//! choice, and ends (returns from its start function or calls `exit`/`abort`) without reaching
+//! a property and without a value it cannot compute exactly (those stop the run), every
+//! property is proved. Acceleration jumps only over iterations that provably follow the same
+//! path, computed on exact integers, so the run is that execution. (In `combined`: an analysis
+//! run alone, by name, proves what it proves by itself.)
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use crate::cfa::{OpCtx, Program};
 use crate::concrete::{self, Boundary, InputStrategy, RunEnd, RunLimits, Zeros};
-use crate::config::{NativeExecution, VerifyConfig};
+use crate::config::{Analysis, NativeExecution, VerifyConfig};
 use crate::core::Cancel;
 use crate::properties::{Property, PropertyKey};
 use crate::report::build;
@@ -29,13 +36,16 @@ const MIN_RUN_TIME: Duration = Duration::from_millis(20);
 /// Runs after the first cut short by their time, after which the phase stops.
 const MAX_CUT_RUNS: u32 = 2;
 
-/// Runs the program concretely with a few input choices; records confirmed violations.
+/// Runs the program concretely with a few input choices; records confirmed violations, and
+/// the properties proved when the program's only execution ran to its end.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn run(
     p: &Program,
     cfg: &VerifyConfig,
     cancel: &Cancel,
     props: &[Property],
     found: &mut BTreeMap<PropertyKey, Decision>,
+    proved: &mut std::collections::BTreeSet<PropertyKey>,
     stats: &mut Stats,
     cap: Option<Duration>,
 ) {
@@ -76,8 +86,14 @@ pub(super) fn run(
                 }
             }
         }
-        if run.inputs.is_empty() && !matches!(run.end, RunEnd::Cancelled) {
-            // No input was read: every run would be the same.
+        if run.inputs.is_empty() && run.choices == 0 && !matches!(run.end, RunEnd::Cancelled) {
+            // No input was read and no choice made: every run would be the same.
+            // In `combined` only: an analysis asked for by name shows what it proves itself.
+            if matches!(run.end, RunEnd::Exit | RunEnd::Aborted) && cfg.analysis == Analysis::Combined {
+                tracing::debug!("the program's only execution ended after {} steps: every property is proved", run.steps);
+                proved.extend(props.iter().map(|prop| prop.key).filter(|k| !found.contains_key(k)));
+                stats.proved_by_execution = true;
+            }
             return;
         }
         if k > 0 && matches!(run.end, RunEnd::Cancelled) && phase.check().is_ok() {
@@ -158,5 +174,70 @@ pub(super) fn confirm_concrete(
             tracing::debug!("native replay did not confirm a concrete counterexample: {:?}", other);
             None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+    use std::time::Duration;
+
+    use crate::cfa::DataModel;
+    use crate::config::{Analysis, NativeExecution, VerifyConfig};
+    use crate::core::Cancel;
+    use crate::frontend::SourceInput;
+    use crate::report::Stats;
+
+    /// The concrete phase on `text`: (properties proved, properties violated, properties).
+    fn phase(text: &str) -> (usize, usize, usize) {
+        let p = crate::load(&SourceInput { path: "run.c".into(), text: text.into() }, DataModel::Lp64).expect("loads");
+        let props = crate::properties::properties(&p);
+        let mut cfg = VerifyConfig::new(Analysis::Combined);
+        cfg.concrete.native = NativeExecution::Off;
+        let cancel = Cancel::new().child(Some(Duration::from_secs(60)));
+        let (mut found, mut proved, mut stats) = (BTreeMap::new(), BTreeSet::new(), Stats::default());
+        super::run(&p, &cfg, &cancel, &props, &mut found, &mut proved, &mut stats, None);
+        assert_eq!(stats.proved_by_execution, !proved.is_empty());
+        (proved.len(), found.values().filter(|d| d.is_violated()).count(), props.len())
+    }
+
+    const HEAD: &str = "extern void abort(void);\nextern int __VERIFIER_nondet_int(void);\n\
+                        void reach_error(void) { abort(); }\nvoid __VERIFIER_assert(int c) { if (!c) reach_error(); }\n";
+
+    #[test]
+    fn a_program_without_inputs_is_proved_by_its_only_execution() {
+        // 55 million iterations in two phases (jumped over), then a recursion of 20,000 calls.
+        let text = format!(
+            "{HEAD}int fib(int n) {{ return n < 2 ? n : fib(n - 1) + fib(n - 2); }}\n\
+             int main(void) {{\n unsigned x = 0;\n while (x < 100000000) {{ if (x < 10000000) x++; else x += 2; }}\n\
+             __VERIFIER_assert(x == 100000000);\n __VERIFIER_assert(fib(20) == 6765);\n\
+             if (x == 3) __VERIFIER_assert(0);\n return 0;\n}}\n"
+        );
+        assert_eq!(phase(&text), (3, 0, 3));
+    }
+
+    #[test]
+    fn an_execution_that_reaches_a_violation_proves_nothing() {
+        let text = format!("{HEAD}int main(void) {{ int x = 5; __VERIFIER_assert(x == 4); __VERIFIER_assert(x == 5); return 0; }}\n");
+        assert_eq!(phase(&text), (0, 1, 2));
+    }
+
+    #[test]
+    fn a_program_that_reads_an_input_is_not_proved_by_a_run() {
+        let text = format!("{HEAD}int main(void) {{ int x = __VERIFIER_nondet_int(); if (x == 123457) reach_error(); return 0; }}\n");
+        assert_eq!(phase(&text).0, 0);
+    }
+
+    #[test]
+    fn an_uninitialised_variable_is_not_one_value() {
+        let text = format!("{HEAD}int main(void) {{ int x; if (x == 123457) reach_error(); return 0; }}\n");
+        assert_eq!(phase(&text).0, 0);
+    }
+
+    #[test]
+    fn entry_functions_are_a_choice_not_one_execution() {
+        // No `main`: both functions are entries; a run takes one of them.
+        let text = format!("{HEAD}void f(void) {{ int x = 1; __VERIFIER_assert(x == 1); }}\nvoid g(void) {{ reach_error(); }}\n");
+        assert_eq!(phase(&text).0, 0);
     }
 }

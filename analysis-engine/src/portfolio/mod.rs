@@ -269,7 +269,16 @@ impl Run<'_> {
                     // Long runs are the fuzzer's when it follows.
                     let cap = phases.contains(&Phase::Fuzz).then_some(CONCRETE_BEFORE_FUZZ);
                     if !self.props.is_empty() {
-                        concrete::run(self.program, self.config, &self.cancel, &self.props, &mut self.found, &mut self.stats, cap);
+                        concrete::run(
+                            self.program,
+                            self.config,
+                            &self.cancel,
+                            &self.props,
+                            &mut self.found,
+                            &mut self.proved,
+                            &mut self.stats,
+                            cap,
+                        );
                     }
                     Next::Continue
                 }

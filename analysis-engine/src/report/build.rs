@@ -414,6 +414,12 @@ pub fn assemble(p: &Program, props: &[Property], run: Outcome, credits: Credits,
     if !p.escaped.is_empty() {
         semantics.push("memory reached through pointers over-approximated".into());
     }
+    if stats.proved_by_execution {
+        semantics.push(
+            "the program reads no input: its only execution, run to its end by the concrete interpreter, proves what it does not reach"
+                .into(),
+        );
+    }
     if credits.templates.is_some() {
         semantics.push(
             "template invariants (local policy iteration) are linear constraints over mathematical integers, checked inductive bit-precisely"

@@ -247,6 +247,9 @@ pub struct Stats {
     pub value_determinations: u64,
     /// Native runs of the program (in the sandbox) that confirmed or refuted a counterexample.
     pub native_runs: u64,
+    /// The program reads no input and its one execution was run to its end: what it did not
+    /// reach is proved (see `portfolio::concrete`).
+    pub proved_by_execution: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
