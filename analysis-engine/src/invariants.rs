@@ -29,110 +29,18 @@ const INCREMENTAL_MS: u64 = 200;
 /// Whether the assertions of `s` are unsatisfiable: asked of `s` itself (incremental, cheap
 /// for easy queries), and when that gives up, of a fresh solver with the same assertions.
 /// Z3 solves bit-vector queries in a solver that has seen `push` with its incremental core,
-/// which can take seconds where a fresh solver's bit-blasting takes milliseconds. Before that,
-/// a fresh solver that normalises the assertions to sums of monomials has a short try
-/// ([`polynomial_solver`]), and for a query with products of variables the external Z3
-/// (`smt::external::polynomial_unsat`), whose normalisation finds identities 4.8.12's misses.
+/// which can take seconds where a fresh solver's bit-blasting takes milliseconds.
 fn decide(s: &Solver, cancel: &Cancel) -> Sat {
-    decide_with(s, cancel, true)
-}
-
-/// [`decide`]; when not `thorough`, without the external and the fresh solver's tries (for a
-/// query that is one of several ways to settle a candidate).
-fn decide_with(s: &Solver, cancel: &Cancel, thorough: bool) -> Sat {
-    let again = |fresh: Solver| {
-        for a in s.get_assertions() {
-            fresh.assert(&a);
-        }
-        check(&fresh)
-    };
     match check(s) {
-        Sat::Unknown(_) if cancel.check().is_ok() => match again(polynomial_solver(cancel)) {
-            Sat::Unknown(why) if !thorough => Sat::Unknown(why),
-            Sat::Unknown(_) if cancel.check().is_ok() => {
-                let text = s.to_string();
-                // A product of two terms that are not constants (Z3 prints constants first).
-                let nonlinear = text.contains("(bvmul v") || text.contains("(bvmul (");
-                let external = crate::smt::external::solver_path().filter(|_| nonlinear);
-                match external.and_then(|path| crate::smt::external::polynomial_unsat(path, s, cancel, EXTERNAL_MS)) {
-                    Some(true) => Sat::Unsat,
-                    _ => again(solver(cancel, QUERY_MS)),
-                }
+        Sat::Unknown(_) if cancel.check().is_ok() => {
+            let fresh = solver(cancel, QUERY_MS);
+            for a in s.get_assertions() {
+                fresh.assert(&a);
             }
-            r => r,
-        },
+            check(&fresh)
+        }
         r => r,
     }
-}
-
-/// Per-query limit of the external solver's try at a nonlinear query ([`decide`]).
-const EXTERNAL_MS: u64 = 1_000;
-
-/// Per-query limit of [`polynomial_solver`]: the normalisation settles a polynomial identity
-/// at once or not at all.
-const POLYNOMIAL_MS: u64 = 500;
-
-/// A solver that first rewrites every term to a sum of monomials (Z3's `som`): the step of
-/// `y*y - 2*x + y == 0` under `y += 1; x += y` is then linear in the monomials, where
-/// bit-blasting the 64-bit products does not end (`nla-digbench`). The identity holds modulo
-/// 2^n as over the integers, so the rewriting is exact for bit-vectors.
-fn polynomial_solver(cancel: &Cancel) -> Solver {
-    let mut som = z3::Params::new();
-    som.set_bool("som", true);
-    som.set_u32("som_blowup", 1000);
-    // The block's equations (`y1 = y0 + 1`) are substituted first: the monomials are then
-    // over the block's start values.
-    let s = z3::Tactic::new("simplify")
-        .and_then(&z3::Tactic::new("solve-eqs"))
-        .and_then(&z3::Tactic::new("simplify").with(&som))
-        .and_then(&z3::Tactic::new("smt"))
-        .solver();
-    let ms = cancel.remaining_ms().map_or(POLYNOMIAL_MS, |r| r.min(POLYNOMIAL_MS)).max(1);
-    let mut p = z3::Params::new();
-    p.set_u32("timeout", ms as u32);
-    s.set_params(&p);
-    s
-}
-
-/// Whether the query in `s` (the block and the negated candidate) is unsatisfiable under the
-/// annotation at the block's start: first under its linear conjuncts `light` and `own` (the
-/// candidate's own nonlinear conjunct, if any: a polynomial identity is usually inductive by
-/// itself), then under every conjunct (`heavy` added). Without nonlinear conjuncts this is one
-/// [`decide`]; with them, only a candidate's own identity gets the slow tries (a query over
-/// products that is satisfiable can take each of them to its limit). Each query assumes part
-/// of the annotation: what follows from it follows from the whole.
-fn staged(s: &Solver, own: Option<&Bool>, light: &[Bool], heavy: &[Bool], cancel: &Cancel) -> bool {
-    s.push();
-    for t in light.iter().chain(own) {
-        s.assert(t);
-    }
-    let mut r = decide_with(s, cancel, heavy.is_empty() || own.is_some()) == Sat::Unsat;
-    if !r && !heavy.is_empty() && cancel.check().is_ok() {
-        for t in heavy {
-            s.assert(t);
-        }
-        r = decide_with(s, cancel, false) == Sat::Unsat;
-    }
-    s.pop(1);
-    r
-}
-
-/// Whether `e` multiplies, divides or takes the remainder of two non-constant operands.
-fn nonlinear(e: &Expr) -> bool {
-    let mut found = false;
-    e.walk(&mut |x| {
-        if let Expr::Binary(crate::ir::BinOp::Mul | crate::ir::BinOp::Div | crate::ir::BinOp::Rem, a, b, _) = x {
-            fn constant(y: &Expr) -> bool {
-                match y {
-                    Expr::Const(..) => true,
-                    Expr::Cast(z, _) => constant(z),
-                    _ => false,
-                }
-            }
-            found |= !constant(a) && !constant(b);
-        }
-    });
-    found
 }
 
 /// The cut points of `f` the entry reaches: its entry and its loop heads.
@@ -185,39 +93,20 @@ pub fn inductive_subset(p: &Program, mut cands: Annotations, cancel: &Cancel) ->
         for (enc, b) in blocks.iter_mut() {
             let pre = cands.get(&(b.func, b.start)).cloned().unwrap_or_default();
             enc.cur = b.start_ssa.clone();
-            // The nonlinear conjuncts are left out of a first query (a weaker assumption:
-            // what follows without them follows with them); their products make every query
-            // bit-blast them, where most candidates follow from the linear ones.
-            let (mut light, mut heavy): (Vec<Bool>, Vec<Bool>) = (Vec::new(), Vec::new());
-            for e in &pre {
-                let t = enc.cond(e).0;
-                if nonlinear(e) {
-                    heavy.push(t);
-                } else {
-                    light.push(t);
-                }
-            }
+            let pre_terms: Vec<Bool> = pre.iter().map(|e| enc.cond(e).0).collect();
             s.push();
             for c in &enc.constraints {
                 s.assert(c);
             }
-            // A candidate's own conjunct at the start of the block, when it is nonlinear.
-            let own = |enc: &mut Encoder, phi: &Expr| -> Option<Bool> {
-                let mine = b.start_ssa.clone();
-                (nonlinear(phi) && pre.contains(phi)).then(|| {
-                    let saved = std::mem::replace(&mut enc.cur, mine);
-                    let t = enc.cond(phi).0;
-                    enc.cur = saved;
-                    t
-                })
-            };
+            for t in &pre_terms {
+                s.assert(t);
+            }
             // Exits to annotated cut points.
             for ex in &b.exits {
                 let key = (b.func, ex.node);
                 let Some(post) = cands.get(&key).cloned() else { continue };
                 let mut keep = Vec::new();
                 for phi in post {
-                    let mine = own(enc, &phi);
                     enc.cur = ex.ssa.clone();
                     let n0 = enc.constraints.len();
                     let (t, _) = enc.cond(&phi);
@@ -227,7 +116,7 @@ pub fn inductive_subset(p: &Program, mut cands: Annotations, cancel: &Cancel) ->
                     for c in &enc.constraints[n0..] {
                         s.assert(c);
                     }
-                    let holds = staged(&s, mine.as_ref(), &light, &heavy, cancel);
+                    let holds = decide(&s, cancel) == Sat::Unsat;
                     s.pop(1);
                     if holds {
                         keep.push(phi);
@@ -258,7 +147,7 @@ pub fn inductive_subset(p: &Program, mut cands: Annotations, cancel: &Cancel) ->
                     for c in &enc.constraints[n0..] {
                         s.assert(c);
                     }
-                    let holds = staged(&s, None, &light, &heavy, cancel);
+                    let holds = decide(&s, cancel) == Sat::Unsat;
                     s.pop(1);
                     if holds {
                         keep.push(phi);

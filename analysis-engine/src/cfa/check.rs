@@ -66,7 +66,8 @@ fn expr_vars(e: &Expr, out: &mut Vec<VarId>) {
     e.vars(out)
 }
 
-fn edge_vars(k: &EdgeKind, out: &mut Vec<VarId>) {
+/// The variables an edge reads or writes.
+pub(crate) fn edge_vars(k: &EdgeKind, out: &mut Vec<VarId>) {
     let lv = |l: &LValue, out: &mut Vec<VarId>| {
         out.push(l.var());
         if let LValue::Elem(_, i) = l {

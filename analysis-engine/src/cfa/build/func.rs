@@ -427,13 +427,22 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
     }
 
     /// `main`'s `argc` and `argv` from the command line model (`libc/args.c`), when `main`
-    /// takes them and the model is linked: the results of calls of
-    /// `__cpals_argc()` and `__cpals_argv()`. Empty otherwise.
+    /// takes them, uses one of them and the model is linked: the results of calls of
+    /// `__cpals_argc()` and `__cpals_argv()`. Empty otherwise (a `main` that never looks at its
+    /// command line gets arbitrary values it never reads, and its proofs need no bound on the
+    /// command line).
     fn main_command_line(&mut self, fname: &str, cfa: &crate::cfa::Cfa, at: Span) -> BResult<Vec<Expr>> {
         use crate::frontend::models::{ARGC_MODEL, ARGV_MODEL};
         let models = (self.cx.func_ids.get(ARGC_MODEL).copied(), self.cx.func_ids.get(ARGV_MODEL).copied());
         let (Some(fc), Some(fv)) = models else { return Ok(Vec::new()) };
         if fname != "main" || cfa.params.len() < 2 {
+            return Ok(Vec::new());
+        }
+        let mut used = Vec::new();
+        for e in &cfa.edges {
+            crate::cfa::check::edge_vars(&e.kind, &mut used);
+        }
+        if !used.iter().any(|v| cfa.params[..2].contains(v)) {
             return Ok(Vec::new());
         }
         let mut out = Vec::new();
