@@ -146,13 +146,14 @@ const TEMP_PREFIX: &str = "cpals-run-";
 
 impl TempDir {
     pub fn new() -> std::io::Result<TempDir> {
-        // Held while the folder is made, so that [`close`] sees every folder there is.
+        let base = std::env::temp_dir();
+        remove_stale(&base);
+        // Held while the folder is made (not while stale ones are swept: that would serialise
+        // every native run's sweep), so that [`close`] sees every folder there is.
         let closing = CLOSING.lock().unwrap_or_else(|e| e.into_inner());
         if *closing {
             return Err(std::io::Error::other("cpals is shutting down"));
         }
-        let base = std::env::temp_dir();
-        remove_stale(&base);
         for i in 0..1000u32 {
             let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
             let d = base.join(format!("{}{}-{}-{}", TEMP_PREFIX, std::process::id(), i, nanos));
