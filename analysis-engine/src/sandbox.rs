@@ -7,19 +7,21 @@
 //! programs) and embedded in the entry point as data. The process runs in its own process
 //! group, under resource limits (CPU, address space, file size, open files, processes, no
 //! core dumps), with `PR_SET_PDEATHSIG` so that it dies with the thread that started it, and
-//! is killed when its job is cancelled or its time is up. Its executable is unlinked before it
-//! starts (it runs from an open descriptor), so nothing of it is left in the temporary folder
-//! whatever happens to cpals; folders of cpals processes that were killed while compiling are
+//! is killed when its job is cancelled or its time is up. Every child process of cpals (the
+//! compiler, the program, the external solver) starts through [`launch`], never by `fork()`.
+//! The program's executable is unlinked before it starts (it runs from an open descriptor),
+//! so nothing of it is left in the temporary folder whatever happens to cpals; folders of cpals processes that were killed while compiling are
 //! removed by the next native run.
 
+pub mod launch;
 pub mod objcache;
 
 use std::fmt::Write as _;
 use std::io::Read;
-use std::os::fd::AsRawFd;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::fd::{AsFd, AsRawFd};
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ExitStatus, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -59,41 +61,6 @@ pub enum End {
     Lost(String),
 }
 
-/// Makes `cmd` start in its own process group, under `limits`, dying with the thread that
-/// spawns it.
-pub fn bound(cmd: &mut Command, limits: Limits) {
-    let parent = std::process::id() as libc::pid_t;
-    cmd.process_group(0);
-    // SAFETY: between fork and exec the child only makes system calls (prctl, getppid,
-    // setrlimit, _exit), which are async-signal-safe, and touches no memory of the parent.
-    unsafe {
-        cmd.pre_exec(move || {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
-            if libc::getppid() != parent {
-                // cpals died before the line above: do not outlive it.
-                libc::_exit(127);
-            }
-            let set = |res, v: u64| {
-                let r = libc::rlimit { rlim_cur: v as libc::rlim_t, rlim_max: v as libc::rlim_t };
-                libc::setrlimit(res, &r);
-            };
-            set(libc::RLIMIT_CPU, limits.cpu_seconds);
-            set(libc::RLIMIT_AS, limits.address_space);
-            set(libc::RLIMIT_CORE, 0);
-            if let Some(v) = limits.file_size {
-                set(libc::RLIMIT_FSIZE, v);
-            }
-            if let Some(v) = limits.open_files {
-                set(libc::RLIMIT_NOFILE, v);
-            }
-            if let Some(v) = limits.processes {
-                set(libc::RLIMIT_NPROC, v);
-            }
-            Ok(())
-        });
-    }
-}
-
 /// Kills the process group `child` leads.
 pub fn kill_group(child: &Child) {
     // SAFETY: a signal to a process group; the group may be gone already.
@@ -102,7 +69,7 @@ pub fn kill_group(child: &Child) {
     }
 }
 
-/// Waits for a child started under [`bound`] until it ends, its wall-clock time `wall` is up
+/// Waits for a child started through [`launch`] until it ends, its wall-clock time `wall` is up
 /// or `cancelled()` holds (polled every 5 ms); in the last two cases kills its whole process
 /// group.
 pub fn wait(child: &mut Child, wall: Duration, cancelled: &dyn Fn() -> bool) -> End {
@@ -202,7 +169,7 @@ pub fn close() {
     }
 }
 
-/// Kills the process group of each child of this process ([`bound`] makes every child lead
+/// Kills the process group of each child of this process ([`launch`] makes every child lead
 /// its own group: the compiler's `cc1`, `as` and `ld` go with its driver).
 fn kill_children() {
     let me = std::process::id().to_string();
@@ -549,7 +516,7 @@ pub fn compile_with(
     let exe = dir.path().join("program");
     let cc = crate::sandbox::objcache::compiler();
     let run_cc = |gold: bool| -> Result<(End, String), String> {
-        let mut cmd = Command::new(&cc);
+        let mut cmd = launch::command(&cc, COMPILER).map_err(|e| format!("cannot run {}: {}", cc, e))?;
         // gold links the static C library in about half of ld.bfd's time (a fifth of the
         // whole build, docs/benchmarks.md); the command is the same otherwise.
         if gold {
@@ -565,8 +532,8 @@ pub fn compile_with(
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
-        bound(&mut cmd, COMPILER);
         let mut child = cmd.spawn().map_err(|e| format!("cannot run {}: {}", cc, e))?;
+        drop(cmd);
         let stderr = drain(child.stderr.take(), |_| false);
         let end = wait(&mut child, Duration::from_secs(60), cancelled);
         Ok((end, stderr.join().map(|(text, _)| text).unwrap_or_default()))
@@ -622,12 +589,13 @@ pub fn run_with_input(
         None => Stdio::null(),
         Some(bytes) => Stdio::from(memory_file(bytes).map_err(|e| format!("cannot pass the program its input: {}", e))?),
     };
-    let path = format!("/proc/self/fd/{}", exe.file.as_raw_fd());
-    let mut cmd = Command::new(&path);
-    cmd.env_clear().stdin(stdin).stdout(Stdio::null()).stderr(Stdio::piped());
     let cpu = timeout.as_secs() + 1;
-    bound(&mut cmd, Limits { cpu_seconds: cpu, address_space: 2 << 30, file_size: Some(0), open_files: Some(3), processes: Some(0) });
+    let limits = Limits { cpu_seconds: cpu, address_space: 2 << 30, file_size: Some(0), open_files: Some(3), processes: Some(0) };
+    let mut cmd = launch::command_with(launch::Program::Open(exe.file.as_fd()), limits, &[])
+        .map_err(|e| format!("cannot start the program: {}", e))?;
+    cmd.env_clear().stdin(stdin).stdout(Stdio::null()).stderr(Stdio::piped());
     let mut child = cmd.spawn().map_err(|e| format!("cannot start the program: {}", e))?;
+    drop(cmd);
     let stderr = drain(child.stderr.take(), move |l| l.starts_with(marker));
     let end = wait(&mut child, timeout, cancelled);
     let marked = stderr.join().map(|(_, m)| m).unwrap_or_default();
@@ -656,7 +624,7 @@ fn memory_file(bytes: &[u8]) -> std::io::Result<std::fs::File> {
 /// A compiled program kept running as a fork server (the fuzzing phase, `crate::fuzz`): each
 /// [`ForkServer::exec`] is one run of the program from its initial state, in a child the
 /// server forks, under the program's filter (stacked on the server's, so it cannot fork in
-/// turn) and a CPU timer. The server and its runs form one process group under [`bound`]'s
+/// turn) and a CPU timer. The server and its runs form one process group under [`launch`]'s
 /// limits, standard input and output discarded; the group is killed when the server is
 /// dropped, when a run overstays its wall-clock time, or when the job is cancelled. A run
 /// shares memory with cpals through the descriptor given to [`ForkServer::start`] (number
@@ -664,19 +632,6 @@ fn memory_file(bytes: &[u8]) -> std::io::Result<std::fs::File> {
 pub struct ForkServer {
     child: Child,
     socket: std::os::unix::net::UnixStream,
-}
-
-/// Moves a descriptor to 100 or above (close-on-exec), out of the way of the numbers the
-/// server's descriptors get in the child.
-fn high_fd(fd: std::os::fd::OwnedFd) -> std::io::Result<std::os::fd::OwnedFd> {
-    use std::os::fd::FromRawFd;
-    // SAFETY: duplicating a descriptor we own; the new one is owned by the result.
-    let n = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 100) };
-    if n < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: `n` is a new descriptor nobody else owns.
-    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(n) })
 }
 
 impl ForkServer {
@@ -691,40 +646,20 @@ impl ForkServer {
         // One socket pair (its end in the server is both descriptor 3 and 4): cpals writes
         // requests with MSG_NOSIGNAL, so a server that died is an error, not a SIGPIPE.
         let (ours, theirs) = std::os::unix::net::UnixStream::pair().map_err(err)?;
-        let req_r = high_fd(theirs.into()).map_err(err)?;
-        let resp_w = high_fd(req_r.try_clone().map_err(err)?).map_err(err)?;
-        let shm = high_fd(shared.try_clone_to_owned().map_err(err)?).map_err(err)?;
-        // The executable too is out of the way of descriptors 3 to 5 (it is opened by path).
-        let file = high_fd(exe.file.try_clone().map_err(err)?.into()).map_err(err)?;
-        let path = format!("/proc/self/fd/{}", file.as_raw_fd());
-        let mut cmd = Command::new(&path);
+        let limits = Limits {
+            cpu_seconds,
+            address_space: 2 << 30,
+            file_size: Some(0),
+            open_files: Some(SERVER_SHARED_FD as u64 + 1),
+            // The server forks; the program's filter forbids its runs to.
+            processes: None,
+        };
+        let fds = [(theirs.as_fd(), SERVER_REQUEST_FD), (theirs.as_fd(), SERVER_RESPONSE_FD), (shared, SERVER_SHARED_FD)];
+        let mut cmd = launch::command_with(launch::Program::Open(exe.file.as_fd()), limits, &fds)
+            .map_err(|e| format!("cannot start the fork server: {}", e))?;
         cmd.env_clear().stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
-        bound(
-            &mut cmd,
-            Limits {
-                cpu_seconds,
-                address_space: 2 << 30,
-                file_size: Some(0),
-                open_files: Some(SERVER_SHARED_FD as u64 + 1),
-                // The server forks; the program's filter forbids its runs to.
-                processes: None,
-            },
-        );
-        let fds = [(req_r.as_raw_fd(), SERVER_REQUEST_FD), (resp_w.as_raw_fd(), SERVER_RESPONSE_FD), (shm.as_raw_fd(), SERVER_SHARED_FD)];
-        // SAFETY: between fork and exec the child only calls dup2 (async-signal-safe); the
-        // sources are at 100 or above, so no target overwrites a source.
-        unsafe {
-            cmd.pre_exec(move || {
-                for (from, to) in fds {
-                    if libc::dup2(from, to) < 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                }
-                Ok(())
-            });
-        }
         let child = cmd.spawn().map_err(err)?;
-        drop((req_r, resp_w, shm, file));
+        drop((cmd, theirs));
         Ok(ForkServer { child, socket: ours })
     }
 

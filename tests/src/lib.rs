@@ -24,10 +24,12 @@ pub fn cpals_bin() -> PathBuf {
 }
 
 /// A folder whose `cpals` is a link to [`cpals_bin`], for tools that look the binary up by its
-/// name (BenchExec's `--tool-directory`, an editor with `cpals` on its `PATH`).
+/// name (BenchExec's `--tool-directory`, an editor with `cpals` on its `PATH`). Not
+/// `cpals-e2e.d`: that is cargo's dependency file of the binary, and a folder there made the
+/// next `cargo build` fail.
 pub fn cpals_dir() -> PathBuf {
     let bin = cpals_bin();
-    let dir = bin.with_file_name("cpals-e2e.d");
+    let dir = bin.with_file_name("cpals-e2e-path");
     let link = dir.join(format!("cpals{}", std::env::consts::EXE_SUFFIX));
     if !link.exists() {
         std::fs::create_dir_all(&dir).expect("a folder for the cpals link");

@@ -11,7 +11,7 @@ pub mod rewrite;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use lang_c::ast::TranslationUnit;
 use lang_c::driver::{parse_preprocessed, Config};
@@ -317,15 +317,6 @@ fn preprocess_with(input: &SourceInput, extra: &[&str], stop: Stop<'_>) -> Resul
     let name = input.display_name();
     let dir = input.path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let cc = std::env::var("CPALS_CC").unwrap_or_else(|_| "cc".to_string());
-    let mut cmd = Command::new(&cc);
-    cmd.args(["-E", "-x", "c", "-std=gnu11", "-D__CPALS__"])
-        .args(extra)
-        .arg("-I")
-        .arg(dir)
-        .arg("-")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
     // Its own process group (a kill reaches `cc1` as well as the driver), memory and CPU
     // limits, and it dies with cpals.
     let limits = crate::sandbox::Limits {
@@ -335,7 +326,16 @@ fn preprocess_with(input: &SourceInput, extra: &[&str], stop: Stop<'_>) -> Resul
         open_files: None,
         processes: None,
     };
-    crate::sandbox::bound(&mut cmd, limits);
+    let mut cmd = crate::sandbox::launch::command(&cc, limits)
+        .map_err(|e| FrontendError::Preprocess { message: format!("cannot run the C preprocessor `{} -E`: {}", cc, e), pos: None })?;
+    cmd.args(["-E", "-x", "c", "-std=gnu11", "-D__CPALS__"])
+        .args(extra)
+        .arg("-I")
+        .arg(dir)
+        .arg("-")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let mut child = cmd
         .spawn()
         .map_err(|e| FrontendError::Preprocess { message: format!("cannot run the C preprocessor `{} -E`: {}", cc, e), pos: None })?;
@@ -608,7 +608,7 @@ mod tests {
         let lp64 = parse_for(&input("/tmp/m.c", src), false).ok().unwrap();
         assert!(lp64.pp.contains("typedef signed long int __int64_t"), "LP64 int64_t is long");
         let ilp32 = parse_for(&input("/tmp/m.c", src), true).ok().unwrap();
-        let has_m32 = Command::new("cc")
+        let has_m32 = std::process::Command::new("cc")
             .args(["-m32", "-E", "-x", "c", "-"])
             .stdin(Stdio::piped())
             .stdout(Stdio::null())

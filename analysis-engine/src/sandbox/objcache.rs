@@ -12,7 +12,7 @@
 use std::io::Write as _;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -44,7 +44,7 @@ fn compiler_identity() -> Option<&'static str> {
 }
 
 /// The cache folder, created if needed; `None` when there is none that is safe to use.
-fn folder() -> Option<&'static Path> {
+pub(super) fn folder() -> Option<&'static Path> {
     static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
     DIR.get_or_init(|| {
         let dir = match std::env::var_os("CPALS_CACHE_DIR") {
@@ -60,6 +60,27 @@ fn folder() -> Option<&'static Path> {
     .as_deref()
 }
 
+/// The name of what `source` compiled with `flags` gives: the SHA-256 of the compiler's
+/// identity, the flags and the source; `None` when there is no compiler.
+pub(super) fn key(source: &str, flags: &[&str]) -> Option<String> {
+    let mut h = Sha256::new();
+    h.update(compiler_identity()?.as_bytes());
+    for f in flags {
+        h.update([0u8]);
+        h.update(f.as_bytes());
+    }
+    h.update([1u8]);
+    h.update(source.as_bytes());
+    Some(h.finalize().iter().map(|b| format!("{:02x}", b)).collect())
+}
+
+/// Whether `path` is a non-empty regular file (not a link) owned by this user.
+pub(super) fn ours(path: &Path) -> bool {
+    // SAFETY: geteuid only reads the process's user id.
+    let me = unsafe { libc::geteuid() };
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.uid() == me && m.len() > 0)
+}
+
 /// Whether `dir` is a folder (not a link) owned by this user that nobody else may write.
 fn private(dir: &Path) -> bool {
     // SAFETY: geteuid only reads the process's user id.
@@ -73,19 +94,9 @@ fn private(dir: &Path) -> bool {
 /// `cancelled()` holds.
 pub fn object(source: &str, flags: &[&str], cancelled: &dyn Fn() -> bool) -> Option<PathBuf> {
     let dir = folder()?;
-    let mut h = Sha256::new();
-    h.update(compiler_identity()?.as_bytes());
-    for f in flags {
-        h.update([0u8]);
-        h.update(f.as_bytes());
-    }
-    h.update([1u8]);
-    h.update(source.as_bytes());
-    let key: String = h.finalize().iter().map(|b| format!("{:02x}", b)).collect();
+    let key = key(source, flags)?;
     let obj = dir.join(format!("{}.o", key));
-    // SAFETY: geteuid only reads the process's user id.
-    let me = unsafe { libc::geteuid() };
-    if std::fs::symlink_metadata(&obj).is_ok_and(|m| m.is_file() && m.uid() == me && m.len() > 0) {
+    if ours(&obj) {
         return Some(obj);
     }
     let tmp = sandbox::TempDir::new().ok()?;
@@ -93,7 +104,7 @@ pub fn object(source: &str, flags: &[&str], cancelled: &dyn Fn() -> bool) -> Opt
     std::fs::File::create(&src).and_then(|mut f| f.write_all(source.as_bytes())).ok()?;
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
     let partial = dir.join(format!("{}.{}-{}.tmp", key, std::process::id(), nanos));
-    let mut cmd = Command::new(compiler());
+    let Ok(mut cmd) = sandbox::launch::command(compiler(), sandbox::COMPILER) else { return None };
     cmd.args(flags)
         .arg("-c")
         .arg(&src)
@@ -103,7 +114,6 @@ pub fn object(source: &str, flags: &[&str], cancelled: &dyn Fn() -> bool) -> Opt
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    sandbox::bound(&mut cmd, sandbox::COMPILER);
     let ok = match cmd.spawn() {
         Ok(mut child) => sandbox::wait(&mut child, Duration::from_secs(60), cancelled) == End::Exited(0),
         Err(_) => false,

@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -51,9 +51,9 @@ fn find() -> Option<PathBuf> {
 
 /// Whether `z3 -version` names version 4.9 or later.
 fn recent_enough(path: &Path) -> bool {
-    let mut cmd = Command::new(path);
+    let limits = Limits { cpu_seconds: 5, address_space: MEMORY, file_size: Some(0), open_files: None, processes: None };
+    let Ok(mut cmd) = sandbox::launch::command(path, limits) else { return false };
     cmd.arg("-version").stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null());
-    sandbox::bound(&mut cmd, Limits { cpu_seconds: 5, address_space: MEMORY, file_size: Some(0), open_files: None, processes: None });
     let Ok(out) = cmd.output() else { return false };
     let text = String::from_utf8_lossy(&out.stdout);
     // "Z3 version 5.4.1 - 64 bit"
@@ -95,7 +95,12 @@ pub(crate) fn solve_horn(
     let output = dir.path().join("answer.txt");
     std::fs::write(&input, text).map_err(|e| format!("cannot write the Horn clauses ({})", e))?;
     let out = std::fs::File::create(&output).map_err(|e| format!("cannot create the solver's output ({})", e))?;
-    let mut cmd = Command::new(path);
+    // `limit_ms` is CPU time (as the time limits of cpals are); the wall clock allows four
+    // times that on a busy machine, and the caller's deadline ends it in any case.
+    let cpu = ms.div_ceil(1000) + 1;
+    let wall = cancel.remaining_ms().map_or(4 * ms, |r| r.min(4 * ms));
+    let limits = Limits { cpu_seconds: cpu, address_space: MEMORY, file_size: Some(64 << 20), open_files: None, processes: Some(64) };
+    let mut cmd = sandbox::launch::command(path, limits).map_err(|e| format!("cannot start {} ({})", path.display(), e))?;
     cmd.args([
         "fp.engine=spacer",
         "fp.spacer.global=true",
@@ -107,15 +112,8 @@ pub(crate) fn solve_horn(
     .stdin(Stdio::null())
     .stdout(out)
     .stderr(Stdio::null());
-    // `limit_ms` is CPU time (as the time limits of cpals are); the wall clock allows four
-    // times that on a busy machine, and the caller's deadline ends it in any case.
-    let cpu = ms.div_ceil(1000) + 1;
-    let wall = cancel.remaining_ms().map_or(4 * ms, |r| r.min(4 * ms));
-    sandbox::bound(
-        &mut cmd,
-        Limits { cpu_seconds: cpu, address_space: MEMORY, file_size: Some(64 << 20), open_files: None, processes: Some(64) },
-    );
     let mut child = cmd.spawn().map_err(|e| format!("cannot start {} ({})", path.display(), e))?;
+    drop(cmd);
     match sandbox::wait(&mut child, Duration::from_millis(wall.max(1)), &|| cancel.check().is_err()) {
         End::Exited(0) => {}
         End::Exited(c) => return Err(format!("the external Z3 ended with status {}", c)),
