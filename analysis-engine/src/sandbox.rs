@@ -10,8 +10,8 @@
 //! is killed when its job is cancelled or its time is up. Every child process of cpals (the
 //! compiler, the program, the external solver) starts through [`launch`], never by `fork()`.
 //! The program's executable is unlinked before it starts (it runs from an open descriptor),
-//! so nothing of it is left in the temporary folder whatever happens to cpals; folders of cpals processes that were killed while compiling are
-//! removed by the next native run.
+//! so nothing of it is left in the temporary folder whatever happens to cpals; folders of
+//! cpals processes that were killed while compiling are removed by the next native run.
 
 pub mod launch;
 pub mod objcache;
