@@ -4,12 +4,13 @@
 //! loop body is often the loop's invariant: the polynomial equalities of SV-COMP's
 //! `nla-digbench`, such as `y*y - 2*x + y == 0`), equalities and orderings between its scalar
 //! variables, and "`x` is at most `y`, or still zero" (a counter bounded by a variable the loop
-//! may never reach); at an assertion helper's entry, that its parameter is nonzero. The largest inductive subset is kept (bit-precise,
-//! `invariants::inductive_subset`, where a polynomial identity is normalised to a sum of
-//! monomials), and a property is proved when that annotation shows its target unreachable
-//! (`invariants::unreachable_targets`). It runs only for a program that asserts a condition
-//! with a product of variables: linear invariants are the template and Horn clause phases'.
-
+//! may never reach); at an assertion helper's entry, that its parameter is nonzero. The
+//! largest inductive subset is kept (bit-precise, `invariants::inductive_subset`, where a
+//! polynomial identity is normalised to a sum of monomials), and a property is proved when
+//! that annotation shows its target unreachable (`invariants::unreachable_targets`). It runs
+//! only for a program that asserts a condition beyond linear arithmetic (products of
+//! variables, bitwise operations, division): linear invariants are the template and Horn
+//! clause phases'.
 use std::collections::BTreeSet;
 
 use crate::cfa::{EdgeKind, NodeId, Program};
@@ -31,10 +32,10 @@ pub fn prove_program(p: &Program, open: &[Property], cancel: &Cancel) -> BTreeSe
         return BTreeSet::new();
     }
     // Linear invariants are the template and Horn clause phases' (cheaper there): this phase
-    // is for programs that assert a condition with a product of variables.
+    // is for programs that assert a condition beyond linear arithmetic.
     let funcs = p.reachable_functions(p.start);
-    if !funcs.iter().any(|&f| asserted(p, f).iter().any(crate::invariants::nonlinear)) {
-        tracing::debug!("guesses: no nonlinear assertion");
+    if !funcs.iter().any(|&f| asserted(p, f).iter().any(beyond_linear)) {
+        tracing::debug!("guesses: no assertion beyond linear arithmetic");
         return BTreeSet::new();
     }
     let mut cands = Annotations::new();
@@ -96,6 +97,16 @@ pub fn prove_program(p: &Program, open: &[Property], cancel: &Cancel) -> BTreeSe
         open.iter().map(|pr| pr.key).filter(|k| target_node(k).is_some_and(|n| shown.contains(&(k.func, n)))).collect();
     tracing::debug!("guesses: {} of {} properties proved", proved.len(), open.len());
     proved
+}
+
+/// Whether `e` is beyond what the linear phases express: a product of variables, a division or
+/// remainder, a bitwise operation or a shift (`y*y == 2*x + 1`, `(x & 5) == 5`).
+fn beyond_linear(e: &Expr) -> bool {
+    let mut found = crate::invariants::nonlinear(e);
+    e.walk(&mut |x| {
+        found |= matches!(x, Expr::Binary(BinOp::Div | BinOp::Rem | BinOp::Shl | BinOp::Shr | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor, ..));
+    });
+    found
 }
 
 /// Runs of the program whose loop-head states refute candidates (a few steps each).
