@@ -11,6 +11,7 @@
 //! only for a program that asserts a condition beyond linear arithmetic (products of
 //! variables, bitwise operations, division): linear invariants are the template and Horn
 //! clause phases'.
+
 use std::collections::BTreeSet;
 
 use crate::cfa::{EdgeKind, NodeId, Program};
