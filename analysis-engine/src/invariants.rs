@@ -48,14 +48,19 @@ fn decide_with(s: &Solver, cancel: &Cancel, thorough: bool) -> Sat {
         }
         check(&fresh)
     };
+    // A product of two terms that are not constants (Z3 prints constants first): bit-blasting
+    // it costs every query its limit, where most candidates follow without what the product
+    // is (products abstracted, tried first), and a polynomial identity once normalised.
+    let text = s.to_string();
+    let products = text.contains("(bvmul v") || text.contains("(bvmul (");
+    if products && products_abstracted(s, cancel) == Sat::Unsat {
+        return Sat::Unsat;
+    }
     let first = check(s);
     if !matches!(first, Sat::Unknown(_)) || !thorough || cancel.check().is_err() {
         return first;
     }
-    // A product of two terms that are not constants (Z3 prints constants first): only then
-    // does the polynomial try have something to normalise.
-    let text = s.to_string();
-    if text.contains("(bvmul v") || text.contains("(bvmul (") {
+    if products {
         if let Some(path) = crate::smt::external::solver_path() {
             if crate::smt::external::polynomial_unsat(path, s, cancel, EXTERNAL_MS) == Some(true) {
                 return Sat::Unsat;
@@ -64,6 +69,46 @@ fn decide_with(s: &Solver, cancel: &Cancel, thorough: bool) -> Sat {
     }
     again(solver_by_work(cancel, QUERY_MS))
 }
+
+/// Whether the assertions of `s` are unsatisfiable with every product of two non-constant
+/// terms replaced by a variable of its own (the same product by the same variable): more
+/// models than before, so unsatisfiable means unsatisfiable before. A query whose products
+/// only need to be equal to themselves (an assertion's argument `y*y - 2*x == 0` under the
+/// same conjunct at the loop head) is then decided without bit-blasting a multiplier.
+fn products_abstracted(s: &Solver, cancel: &Cancel) -> Sat {
+    use z3::ast::{Ast, Dynamic};
+    use z3::DeclKind;
+    let assertions = s.get_assertions();
+    let mut products: Vec<(Dynamic, Dynamic)> = Vec::new();
+    let mut seen: std::collections::HashSet<Dynamic> = std::collections::HashSet::new();
+    let mut stack: Vec<Dynamic> = assertions.iter().map(|a| Dynamic::from_ast(a)).collect();
+    while let Some(t) = stack.pop() {
+        if !t.is_app() || !seen.insert(t.clone()) {
+            continue;
+        }
+        let kids = t.children();
+        if t.decl().kind() == DeclKind::Bmul && kids.iter().filter(|k| k.kind() != z3::AstKind::Numeral).count() >= 2 {
+            if let Some(bv) = t.as_bv() {
+                let fresh = z3::ast::BV::fresh_const("product", bv.get_size());
+                products.push((t.clone(), Dynamic::from_ast(&fresh)));
+            }
+            continue;
+        }
+        stack.extend(kids);
+    }
+    if products.is_empty() {
+        return Sat::Unknown("no product".into());
+    }
+    let pairs: Vec<(&Dynamic, &Dynamic)> = products.iter().map(|(a, b)| (a, b)).collect();
+    let fresh = solver_by_work(cancel, ABSTRACT_MS);
+    for a in &assertions {
+        fresh.assert(&a.substitute(&pairs));
+    }
+    check(&fresh)
+}
+
+/// Per-query work of the try with products abstracted ([`products_abstracted`]).
+const ABSTRACT_MS: u64 = 200;
 
 /// Per-query limit of the external solver's try at a nonlinear query ([`decide`]).
 const EXTERNAL_MS: u64 = 1_000;

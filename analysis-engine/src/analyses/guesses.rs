@@ -105,7 +105,8 @@ pub fn prove_program(p: &Program, open: &[Property], cancel: &Cancel) -> BTreeSe
 fn beyond_linear(e: &Expr) -> bool {
     let mut found = crate::invariants::nonlinear(e);
     e.walk(&mut |x| {
-        found |= matches!(x, Expr::Binary(BinOp::Div | BinOp::Rem | BinOp::Shl | BinOp::Shr | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor, ..));
+        found |=
+            matches!(x, Expr::Binary(BinOp::Div | BinOp::Rem | BinOp::Shl | BinOp::Shr | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor, ..));
     });
     found
 }
