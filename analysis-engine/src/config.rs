@@ -290,6 +290,9 @@ pub struct Shares {
     /// Array invariants on the cell-morphed program (`analyses::cells`), after the first
     /// value slice.
     pub cells: f64,
+    /// Invariants guessed from the program's text and checked (`analyses::guesses`), after
+    /// the first value slice.
+    pub guesses: f64,
 }
 
 /// Everything a run depends on besides the program.
@@ -312,7 +315,7 @@ pub struct VerifyConfig {
 
 impl VerifyConfig {
     /// The phases of `combined` that can be left out by name (`cpals check --without`).
-    pub const PHASES: [&'static str; 7] = ["fuzz", "concrete", "summaries", "value", "cells", "templates", "chc"];
+    pub const PHASES: [&'static str; 8] = ["fuzz", "concrete", "summaries", "value", "guesses", "cells", "templates", "chc"];
 
     /// Leaves out the phase named `name`; `false` if there is no such phase.
     pub fn without(&mut self, name: &str) -> bool {
@@ -327,6 +330,7 @@ impl VerifyConfig {
             "templates" => &mut self.shares.templates,
             "chc" => &mut self.shares.chc,
             "cells" => &mut self.shares.cells,
+            "guesses" => &mut self.shares.guesses,
             _ => return false,
         };
         *share = 0.0;
@@ -356,7 +360,7 @@ impl VerifyConfig {
             },
             summaries: SummaryOptions { dag_refinement: true, dag_interpolants: None, scope: Scope::Function, form: Form::Atoms },
             concrete: ConcreteOptions { runs: 12, time: Duration::from_secs(3), steps: 2_000_000_000, native: NativeExecution::Sandboxed },
-            shares: Shares { fuzz: 0.1, concrete: 0.3, summaries: 0.4, value: 0.35, templates: 0.25, chc: 0.3, cells: 0.2 },
+            shares: Shares { fuzz: 0.1, concrete: 0.3, summaries: 0.4, value: 0.35, templates: 0.25, chc: 0.3, cells: 0.2, guesses: 0.3 },
         }
     }
 }

@@ -15,7 +15,7 @@ use crate::core::Cancel;
 use crate::ir::{Expr, FuncId, VarId};
 use crate::smt::block::{bind_params, encode_block, modified_by, Block};
 use crate::smt::encode::{Encoder, Theory};
-use crate::smt::{check, solver, Sat};
+use crate::smt::{check, solver_by_work, Sat};
 
 /// Candidate conjuncts per cut point.
 pub type Annotations = BTreeMap<(FuncId, NodeId), Vec<Expr>>;
@@ -29,18 +29,181 @@ const INCREMENTAL_MS: u64 = 200;
 /// Whether the assertions of `s` are unsatisfiable: asked of `s` itself (incremental, cheap
 /// for easy queries), and when that gives up, of a fresh solver with the same assertions.
 /// Z3 solves bit-vector queries in a solver that has seen `push` with its incremental core,
-/// which can take seconds where a fresh solver's bit-blasting takes milliseconds.
+/// which can take seconds where a fresh solver's bit-blasting takes milliseconds. Before that,
+/// a query with products of variables goes to the external Z3, which substitutes the block's
+/// equations and normalises every term to a sum of monomials
+/// (`smt::external::polynomial_unsat`): a polynomial identity modulo 2^64 is then plain, where
+/// bit-blasting 64-bit products does not end. (4.8.12's own normalisation, as a tactic in this
+/// process, misses most of these and was seen to crash under interruption.)
 fn decide(s: &Solver, cancel: &Cancel) -> Sat {
-    match check(s) {
-        Sat::Unknown(_) if cancel.check().is_ok() => {
-            let fresh = solver(cancel, QUERY_MS);
-            for a in s.get_assertions() {
-                fresh.assert(&a);
-            }
-            check(&fresh)
+    decide_with(s, cancel, true)
+}
+
+/// [`decide`]; when not `thorough`, without the external and the fresh solver's tries (for a
+/// query that is one of several ways to settle a candidate).
+fn decide_with(s: &Solver, cancel: &Cancel, thorough: bool) -> Sat {
+    let again = |fresh: Solver| {
+        for a in s.get_assertions() {
+            fresh.assert(&a);
         }
-        r => r,
+        check(&fresh)
+    };
+    // A product of two terms that are not constants (Z3 prints constants first): bit-blasting
+    // it costs every query its limit, where most candidates follow without what the product
+    // is (products abstracted, tried first), and a polynomial identity once normalised.
+    let text = s.to_string();
+    let products = text.contains("(bvmul v") || text.contains("(bvmul (");
+    if products && products_abstracted(s, cancel) == Sat::Unsat {
+        return Sat::Unsat;
     }
+    let first = check(s);
+    if !matches!(first, Sat::Unknown(_)) || !thorough || cancel.check().is_err() {
+        return first;
+    }
+    if products {
+        if let Some(path) = crate::smt::external::solver_path() {
+            if crate::smt::external::polynomial_unsat(path, s, cancel, EXTERNAL_MS) == Some(true) {
+                return Sat::Unsat;
+            }
+        }
+    }
+    again(solver_by_work(cancel, QUERY_MS))
+}
+
+/// Whether the assertions of `s` are unsatisfiable with every product of two non-constant
+/// terms replaced by a variable of its own (the same product by the same variable): more
+/// models than before, so unsatisfiable means unsatisfiable before. A query whose products
+/// only need to be equal to themselves (an assertion's argument `y*y - 2*x == 0` under the
+/// same conjunct at the loop head) is then decided without bit-blasting a multiplier.
+fn products_abstracted(s: &Solver, cancel: &Cancel) -> Sat {
+    use z3::ast::{Ast, Dynamic};
+    use z3::DeclKind;
+    let assertions = s.get_assertions();
+    let mut products: Vec<(Dynamic, Dynamic)> = Vec::new();
+    let mut seen: std::collections::HashSet<Dynamic> = std::collections::HashSet::new();
+    let mut stack: Vec<Dynamic> = assertions.iter().map(|a| Dynamic::from_ast(a)).collect();
+    while let Some(t) = stack.pop() {
+        if !t.is_app() || !seen.insert(t.clone()) {
+            continue;
+        }
+        let kids = t.children();
+        if t.decl().kind() == DeclKind::Bmul && kids.iter().filter(|k| k.kind() != z3::AstKind::Numeral).count() >= 2 {
+            if let Some(bv) = t.as_bv() {
+                let fresh = z3::ast::BV::fresh_const("product", bv.get_size());
+                products.push((t.clone(), Dynamic::from_ast(&fresh)));
+            }
+            continue;
+        }
+        stack.extend(kids);
+    }
+    if products.is_empty() {
+        return Sat::Unknown("no product".into());
+    }
+    let pairs: Vec<(&Dynamic, &Dynamic)> = products.iter().map(|(a, b)| (a, b)).collect();
+    let fresh = solver_by_work(cancel, ABSTRACT_MS);
+    for a in &assertions {
+        fresh.assert(&a.substitute(&pairs));
+    }
+    check(&fresh)
+}
+
+/// Per-query work of the try with products abstracted ([`products_abstracted`]).
+const ABSTRACT_MS: u64 = 200;
+
+/// Per-query limit of the external solver's try at a nonlinear query ([`decide`]).
+const EXTERNAL_MS: u64 = 1_000;
+
+/// Whether the query in `s` (the block and the negated candidate) is unsatisfiable under the
+/// annotation at the block's start: first under its linear conjuncts `light` and `own` (the
+/// candidate's own nonlinear conjunct, if any: a polynomial identity is usually inductive by
+/// itself), then under every conjunct (`heavy` added). Without nonlinear conjuncts this is one
+/// [`decide`]; with them, only a candidate's own identity (and a call site's query, when
+/// `thorough`) gets the slow tries (a query over products that is satisfiable can take each
+/// of them to its limit). Each query assumes part
+/// of the annotation: what follows from it follows from the whole.
+fn staged(s: &Solver, own: Option<&Bool>, light: &[Bool], heavy: &[Bool], thorough: bool, cancel: &Cancel) -> bool {
+    s.push();
+    for t in light.iter().chain(own) {
+        s.assert(t);
+    }
+    let mut r = decide_with(s, cancel, heavy.is_empty() || own.is_some()) == Sat::Unsat;
+    if !r && !heavy.is_empty() && cancel.check().is_ok() {
+        for t in heavy {
+            s.assert(t);
+        }
+        r = decide_with(s, cancel, thorough) == Sat::Unsat;
+    }
+    s.pop(1);
+    r
+}
+
+/// Whether the block (asserted in `s`) keeps the difference of the sides of `phi` between its
+/// start and the exit reached under `reach` ([`negated_identity`]), as the external solver
+/// shows it (`false` without one).
+fn keeps_difference(
+    s: &Solver,
+    enc: &mut Encoder,
+    phi: &Expr,
+    start: &HashMap<VarId, u32>,
+    exit: &HashMap<VarId, u32>,
+    reach: &Bool,
+    cancel: &Cancel,
+) -> bool {
+    let Some(path) = crate::smt::external::solver_path() else { return false };
+    let n0 = enc.constraints.len();
+    let Some(negated) = negated_identity(enc, phi, start, exit) else { return false };
+    s.push();
+    s.assert(reach);
+    s.assert(&negated);
+    for c in &enc.constraints[n0..] {
+        s.assert(c);
+    }
+    let kept = crate::smt::external::polynomial_unsat(path, s, cancel, EXTERNAL_MS) == Some(true);
+    s.pop(1);
+    kept
+}
+
+/// For a candidate `a == b` with products that also holds at the start of a block: the
+/// negation of "the block keeps `a - b` as it was" (`(a' - b') - (a - b) == 0`, with `a'`, `b'`
+/// at the exit's `exit` versions and `a`, `b` at the start's `start`), or `None` for another
+/// candidate. When its negation is unsatisfiable (with the block), the candidate holds at the
+/// exit because it held at the start: the step of a polynomial invariant such as
+/// `y*y - 2*x + y == 0` under `y += 1; x += y` is such an identity, which Z3 sees at once after
+/// normalising the difference to a sum of monomials (asked as `a' == b'` under `a == b`, the
+/// two sides are normalised apart and the products get bit-blasted: seconds).
+fn negated_identity(enc: &mut Encoder, phi: &Expr, start: &HashMap<VarId, u32>, exit: &HashMap<VarId, u32>) -> Option<Bool> {
+    let Expr::Binary(crate::ir::BinOp::Eq, a, b, _) = phi else { return None };
+    if !nonlinear(phi) {
+        return None;
+    }
+    let diff = |enc: &mut Encoder, ssa: &HashMap<VarId, u32>| -> Option<z3::ast::BV> {
+        let saved = std::mem::replace(&mut enc.cur, ssa.clone());
+        let (x, y) = (enc.expr(a).t.as_bv(), enc.expr(b).t.as_bv());
+        enc.cur = saved;
+        Some(x?.bvsub(&y?))
+    };
+    let before = diff(enc, start)?;
+    let after = diff(enc, exit)?;
+    let zero = z3::ast::BV::from_u64(0, before.get_size());
+    Some(after.bvsub(&before).eq(&zero).not())
+}
+
+/// Whether `e` multiplies, divides or takes the remainder of two non-constant operands.
+pub fn nonlinear(e: &Expr) -> bool {
+    let mut found = false;
+    e.walk(&mut |x| {
+        if let Expr::Binary(crate::ir::BinOp::Mul | crate::ir::BinOp::Div | crate::ir::BinOp::Rem, a, b, _) = x {
+            fn constant(y: &Expr) -> bool {
+                match y {
+                    Expr::Const(..) => true,
+                    Expr::Cast(z, _) => constant(z),
+                    _ => false,
+                }
+            }
+            found |= !constant(a) && !constant(b);
+        }
+    });
+    found
 }
 
 /// The cut points of `f` the entry reaches: its entry and its loop heads.
@@ -84,7 +247,7 @@ pub fn inductive_subset(p: &Program, mut cands: Annotations, cancel: &Cancel) ->
     cands.retain(|(f, n), _| funcs.contains(f) && (p.cfa(*f).node(*n).loop_head || p.cfa(*f).entry == *n));
     // One solver for all of it, each block's query in a scope of its own (the blocks'
     // encoders name their symbols alike): a fresh Z3 solver costs more than these queries.
-    let s: Solver = solver(cancel, INCREMENTAL_MS);
+    let s: Solver = solver_by_work(cancel, INCREMENTAL_MS);
     loop {
         if cancel.check().is_err() {
             return Annotations::new();
@@ -93,20 +256,43 @@ pub fn inductive_subset(p: &Program, mut cands: Annotations, cancel: &Cancel) ->
         for (enc, b) in blocks.iter_mut() {
             let pre = cands.get(&(b.func, b.start)).cloned().unwrap_or_default();
             enc.cur = b.start_ssa.clone();
-            let pre_terms: Vec<Bool> = pre.iter().map(|e| enc.cond(e).0).collect();
+            // The nonlinear conjuncts are left out of a first query (a weaker assumption:
+            // what follows without them follows with them); their products make every query
+            // bit-blast them, where most candidates follow from the linear ones.
+            let (mut light, mut heavy): (Vec<Bool>, Vec<Bool>) = (Vec::new(), Vec::new());
+            for e in &pre {
+                let t = enc.cond(e).0;
+                if nonlinear(e) {
+                    heavy.push(t);
+                } else {
+                    light.push(t);
+                }
+            }
             s.push();
             for c in &enc.constraints {
                 s.assert(c);
             }
-            for t in &pre_terms {
-                s.assert(t);
-            }
+            // A candidate's own conjunct at the start of the block, when it is nonlinear.
+            let own = |enc: &mut Encoder, phi: &Expr| -> Option<Bool> {
+                let mine = b.start_ssa.clone();
+                (nonlinear(phi) && pre.contains(phi)).then(|| {
+                    let saved = std::mem::replace(&mut enc.cur, mine);
+                    let t = enc.cond(phi).0;
+                    enc.cur = saved;
+                    t
+                })
+            };
             // Exits to annotated cut points.
             for ex in &b.exits {
                 let key = (b.func, ex.node);
                 let Some(post) = cands.get(&key).cloned() else { continue };
                 let mut keep = Vec::new();
                 for phi in post {
+                    let mine = own(enc, &phi);
+                    if mine.is_some() && keeps_difference(&s, enc, &phi, &b.start_ssa, &ex.ssa, &ex.reach, cancel) {
+                        keep.push(phi);
+                        continue;
+                    }
                     enc.cur = ex.ssa.clone();
                     let n0 = enc.constraints.len();
                     let (t, _) = enc.cond(&phi);
@@ -116,7 +302,7 @@ pub fn inductive_subset(p: &Program, mut cands: Annotations, cancel: &Cancel) ->
                     for c in &enc.constraints[n0..] {
                         s.assert(c);
                     }
-                    let holds = decide(&s, cancel) == Sat::Unsat;
+                    let holds = staged(&s, mine.as_ref(), &light, &heavy, false, cancel);
                     s.pop(1);
                     if holds {
                         keep.push(phi);
@@ -147,7 +333,8 @@ pub fn inductive_subset(p: &Program, mut cands: Annotations, cancel: &Cancel) ->
                     for c in &enc.constraints[n0..] {
                         s.assert(c);
                     }
-                    let holds = decide(&s, cancel) == Sat::Unsat;
+                    // (A call's argument is often a conjunct itself: `__VERIFIER_assert(y*y == x)`.)
+                    let holds = staged(&s, None, &light, &heavy, true, cancel);
                     s.pop(1);
                     if holds {
                         keep.push(phi);
@@ -180,7 +367,7 @@ pub fn unreachable_targets(
     let funcs = p.reachable_functions(p.start);
     let mods_cache = modified_table(p, &funcs);
     let mods = |f: FuncId| mods_cache.get(&f).cloned().unwrap_or_default();
-    let s: Solver = solver(cancel, INCREMENTAL_MS);
+    let s: Solver = solver_by_work(cancel, INCREMENTAL_MS);
     let mut shown = BTreeSet::new();
     for &f in funcs.iter().filter(|f| targets.iter().any(|(g, _)| g == *f)) {
         let cfa = p.cfa(f);

@@ -20,7 +20,7 @@ const ENGINE: &[&[&str]] = &[
     // One module tree per paper, the CPAs they share first.
     &["analyses", "analyses::location", "analyses::callstack", "analyses::value"],
     &["analyses::composite", "analyses::predicate", "analyses::tra"],
-    &["analyses::combined", "analyses::template", "analyses::summaries", "analyses::cells"],
+    &["analyses::combined", "analyses::template", "analyses::summaries", "analyses::cells", "analyses::guesses"],
     // Whole-program Horn clauses, on the summary analysis's rules and the templates' forms.
     &["analyses::chc"],
     &["portfolio"],

@@ -6,6 +6,7 @@ pub mod cells;
 pub mod chc;
 pub mod combined;
 pub mod composite;
+pub mod guesses;
 pub mod location;
 pub mod predicate;
 pub mod summaries;

@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use super::machine::{Machine, Stop};
 use super::plan::{NodePlan, Plan};
 use super::recorder::Recorder;
-use super::{ConcreteStep, InputStrategy, Run, RunEnd, RunLimits};
+use super::{ConcreteStep, HeadObserver, InputStrategy, Run, RunEnd, RunLimits};
 use crate::cfa::{Call, EdgeId, EdgeKind, NodeId, Program};
 use crate::core::{Cancel, Op};
 use crate::ir::{FuncId, InputSource, LValue, Stmt, VarId, VarKind};
@@ -43,10 +43,34 @@ struct Runner<'r> {
     scratch: Vec<i128>,
     /// Steps executed (`out.steps` also counts the operations of iterations jumped over).
     executed: u64,
+    observer: Option<&'r mut dyn HeadObserver>,
 }
 
 /// Runs the program from its start function with `inputs`.
 pub fn run(p: &Program, plan: &Plan, inputs: &mut dyn InputStrategy, limits: &RunLimits, cancel: &Cancel) -> Run {
+    run_with(p, plan, inputs, limits, cancel, None)
+}
+
+/// [`run`], telling `observer` the state at each loop head it passes (before acceleration).
+pub fn run_observed(
+    p: &Program,
+    plan: &Plan,
+    inputs: &mut dyn InputStrategy,
+    limits: &RunLimits,
+    cancel: &Cancel,
+    observer: &mut dyn HeadObserver,
+) -> Run {
+    run_with(p, plan, inputs, limits, cancel, Some(observer))
+}
+
+fn run_with<'r>(
+    p: &'r Program,
+    plan: &'r Plan,
+    inputs: &'r mut dyn InputStrategy,
+    limits: &'r RunLimits,
+    cancel: &Cancel,
+    observer: Option<&'r mut dyn HeadObserver>,
+) -> Run {
     let mut r = Runner {
         p,
         plan,
@@ -67,6 +91,7 @@ pub fn run(p: &Program, plan: &Plan, inputs: &mut dyn InputStrategy, limits: &Ru
         values: Vec::new(),
         scratch: Vec::new(),
         executed: 0,
+        observer,
     };
     let end = loop {
         match r.step(cancel) {
@@ -98,8 +123,14 @@ impl<'r> Runner<'r> {
         }
         let (func, node) = (self.m.frame().func, self.m.frame().node);
         let plan = self.plan;
-        if self.limits.accelerate && plan.heads[func.0 as usize][node.0 as usize] {
-            self.accelerate(func, node);
+        if plan.heads[func.0 as usize][node.0 as usize] {
+            if let Some(o) = self.observer.as_deref_mut() {
+                let m = &self.m;
+                o.at_head(func, node, &mut |e| m.eval(e).ok());
+            }
+            if self.limits.accelerate {
+                self.accelerate(func, node);
+            }
         }
         let eid = match &plan.nodes[func.0 as usize][node.0 as usize] {
             NodePlan::Target(t) => {

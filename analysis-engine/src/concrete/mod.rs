@@ -24,7 +24,7 @@ use crate::core::Op;
 use crate::ir::{IntTy, VarId};
 use crate::properties::PropertyKey;
 
-pub use driver::run;
+pub use driver::{run, run_observed};
 pub(crate) use inputs::xorshift64_star;
 pub use inputs::{Boundary, Constant, InputStrategy, Replay, Zeros};
 pub use plan::Plan;
@@ -71,6 +71,12 @@ pub struct Run {
     /// Nondeterministic choices between edges without conditions (among the program's entry
     /// functions, say) the input strategy made: like `inputs`, another run may choose others.
     pub choices: u64,
+}
+
+/// Told the state at each loop head a run passes (invariants learned from runs): `eval` gives
+/// an expression's value there, `None` where it reads a value the run does not know.
+pub trait HeadObserver {
+    fn at_head(&mut self, func: crate::ir::FuncId, node: crate::cfa::NodeId, eval: &mut dyn FnMut(&crate::ir::Expr) -> Option<i128>);
 }
 
 /// Limits of one run.

@@ -72,6 +72,9 @@ pub enum Phase {
     /// the first value slice, with `Shares::cells` of the time left: cheap, and what array
     /// loops need.
     Cells,
+    /// Invariants guessed from the program's text and checked (`analyses::guesses`) in
+    /// `combined`, after the first value slice, with `Shares::guesses` of the time left.
+    Guesses,
     /// The whole program's Horn clauses solved by Spacer (`analyses::chc`) in `combined`,
     /// after the templates, with `Shares::chc` of the time left.
     Chc,
@@ -106,6 +109,9 @@ pub fn plan(cfg: &VerifyConfig, p: &Program) -> Vec<Phase> {
             }
             if cfg.shares.value > 0.0 {
                 phases.push(Phase::Value(Slice::First));
+            }
+            if cfg.shares.guesses > 0.0 {
+                phases.push(Phase::Guesses);
             }
             if cfg.shares.cells > 0.0 && crate::cfa::cells::has_candidates(p) {
                 phases.push(Phase::Cells);
@@ -290,6 +296,7 @@ impl Run<'_> {
                 Phase::Templates => self.templates(),
                 Phase::Chc => self.chc(),
                 Phase::Cells => self.cells(),
+                Phase::Guesses => self.guesses(),
                 Phase::Cegar => {
                     // Time is kept for a last fuzzing phase if it may still find something.
                     let reserve = phases.contains(&Phase::Fuzz) && self.fuzz.promising();
@@ -494,16 +501,34 @@ impl Run<'_> {
     /// The cell-morphing phase on the properties still open: what it proves is proved for the
     /// rest of the run; it ends the run when nothing is left open.
     fn cells(&mut self) -> Next {
+        self.houdini("the cell-morphing phase", self.config.shares.cells, Duration::from_secs(10), crate::analyses::cells::prove_program)
+    }
+
+    /// The guessed invariants on the properties still open, as [`Run::cells`].
+    fn guesses(&mut self) -> Next {
+        self.houdini("the guessing phase", self.config.shares.guesses, Duration::from_secs(8), crate::analyses::guesses::prove_program)
+    }
+
+    /// A phase that proposes candidate invariants and keeps the inductive ones (`prove`), on
+    /// the properties still open, on a thread of its own, with `share` of the time left (at
+    /// most `cap` without a time limit): what it proves is proved for the rest of the run; it
+    /// ends the run when nothing is left open.
+    fn houdini(
+        &mut self,
+        name: &str,
+        share: f64,
+        cap: Duration,
+        prove: fn(&Program, &[Property], &Cancel) -> BTreeSet<PropertyKey>,
+    ) -> Next {
         let decided = |k: &PropertyKey| self.proved.contains(k) || self.found.get(k).is_some_and(Decision::is_violated);
         let open: Vec<Property> = self.props.iter().filter(|p| !decided(&p.key)).cloned().collect();
         if open.is_empty() {
             return Next::Continue;
         }
-        let budget = self.budget(self.config.shares.cells, Duration::from_secs(10));
+        let budget = self.budget(share, cap);
         let cancel = self.cancel.child(Some(budget));
         let program = self.program;
-        let proved = phases::on_own_thread("the cell-morphing phase", || crate::analyses::cells::prove_program(program, &open, &cancel))
-            .unwrap_or_default();
+        let proved = phases::on_own_thread(name, || prove(program, &open, &cancel)).unwrap_or_default();
         self.proved.extend(proved);
         if !self.all_decided() {
             return Next::Continue;

@@ -90,28 +90,59 @@ pub(crate) fn solve_horn(
         text.push_str(&format!("(assert {})\n", r));
     }
     text.push_str(&format!("(assert (=> {} false))\n(check-sat)\n(get-model)\n", query));
-    let dir = TempDir::new().map_err(|e| format!("no temporary folder for the Horn clauses ({})", e))?;
-    let input = dir.path().join("clauses.smt2");
-    let output = dir.path().join("answer.txt");
-    std::fs::write(&input, text).map_err(|e| format!("cannot write the Horn clauses ({})", e))?;
-    let out = std::fs::File::create(&output).map_err(|e| format!("cannot create the solver's output ({})", e))?;
-    // `limit_ms` is CPU time (as the time limits of cpals are); the wall clock allows four
-    // times that on a busy machine, and the caller's deadline ends it in any case.
-    let cpu = ms.div_ceil(1000) + 1;
-    let wall = cancel.remaining_ms().map_or(4 * ms, |r| r.min(4 * ms));
-    let limits = Limits { cpu_seconds: cpu, address_space: MEMORY, file_size: Some(64 << 20), open_files: None, processes: Some(64) };
-    let mut cmd = sandbox::launch::command(path, limits).map_err(|e| format!("cannot start {} ({})", path.display(), e))?;
-    cmd.args([
+    let options = [
         "fp.engine=spacer",
         "fp.spacer.global=true",
         "fp.xform.inline_linear=false",
         "fp.xform.inline_eager=false",
         "fp.xform.slice=false",
-    ])
-    .arg(&input)
-    .stdin(Stdio::null())
-    .stdout(out)
-    .stderr(Stdio::null());
+    ];
+    let answer = run(path, &options, &text, cancel, ms)?;
+    let answer = answer.trim_start();
+    if answer.starts_with("unsat") {
+        return Ok(HornAnswer::Derivable);
+    }
+    let Some(model) = answer.strip_prefix("sat") else {
+        return Err(format!("the external Z3 answered `{}`", answer.lines().next().unwrap_or("")));
+    };
+    Ok(HornAnswer::Solved(definitions(model)))
+}
+
+/// Whether the assertions of `s` are unsatisfiable for the external solver, which first
+/// substitutes the equations and normalises every term to a sum of monomials (a polynomial
+/// identity modulo 2^n is then plain: Z3 4.8.12's own rewriting misses some that 5.x finds at
+/// once, such as `nla-digbench/ps4-ll.c`'s step); `None` when it does not say so within
+/// `limit_ms`.
+pub(crate) fn polynomial_unsat(path: &Path, s: &z3::Solver, cancel: &Cancel, limit_ms: u64) -> Option<bool> {
+    let ms = cancel.remaining_ms().map_or(limit_ms, |r| r.min(limit_ms)).max(1);
+    let text = format!("{}\n(check-sat-using (then simplify solve-eqs (using-params simplify :som true) smt))\n", s);
+    let answer = run(path, &[], &text, cancel, ms);
+    if answer.is_err() {
+        let _ = std::fs::write(format!("/tmp/slowq-{}.smt2", std::process::id()), &text);
+    }
+    tracing::trace!("polynomial query: {:?}", answer.as_ref().map(|a| a.lines().next().unwrap_or("").to_string()));
+    match answer.ok()?.trim_start() {
+        a if a.starts_with("unsat") => Some(true),
+        a if a.starts_with("sat") => Some(false),
+        _ => None,
+    }
+}
+
+/// Runs the external solver on the SMT-LIB `text` with `options` (bounded as the module's
+/// header says, within `ms` of CPU time); its standard output.
+fn run(path: &Path, options: &[&str], text: &str, cancel: &Cancel, ms: u64) -> Result<String, String> {
+    let dir = TempDir::new().map_err(|e| format!("no temporary folder for the solver's input ({})", e))?;
+    let input = dir.path().join("query.smt2");
+    let output = dir.path().join("answer.txt");
+    std::fs::write(&input, text).map_err(|e| format!("cannot write the solver's input ({})", e))?;
+    let out = std::fs::File::create(&output).map_err(|e| format!("cannot create the solver's output ({})", e))?;
+    // `ms` is CPU time (as the time limits of cpals are); the wall clock allows four times
+    // that on a busy machine, and the caller's deadline ends it in any case.
+    let cpu = ms.div_ceil(1000) + 1;
+    let wall = cancel.remaining_ms().map_or(4 * ms, |r| r.min(4 * ms));
+    let limits = Limits { cpu_seconds: cpu, address_space: MEMORY, file_size: Some(64 << 20), open_files: None, processes: Some(64) };
+    let mut cmd = sandbox::launch::command(path, limits).map_err(|e| format!("cannot start {} ({})", path.display(), e))?;
+    cmd.args(options).arg(&input).stdin(Stdio::null()).stdout(out).stderr(Stdio::null());
     let mut child = cmd.spawn().map_err(|e| format!("cannot start {} ({})", path.display(), e))?;
     drop(cmd);
     match sandbox::wait(&mut child, Duration::from_millis(wall.max(1)), &|| cancel.check().is_err()) {
@@ -122,15 +153,7 @@ pub(crate) fn solve_horn(
         End::Cancelled => return Err("cancelled".into()),
         End::Lost(e) => return Err(e),
     }
-    let answer = std::fs::read_to_string(&output).map_err(|e| format!("cannot read the solver's answer ({})", e))?;
-    let answer = answer.trim_start();
-    if answer.starts_with("unsat") {
-        return Ok(HornAnswer::Derivable);
-    }
-    let Some(model) = answer.strip_prefix("sat") else {
-        return Err(format!("the external Z3 answered `{}`", answer.lines().next().unwrap_or("")));
-    };
-    Ok(HornAnswer::Solved(definitions(model)))
+    std::fs::read_to_string(&output).map_err(|e| format!("cannot read the solver's answer ({})", e))
 }
 
 /// An s-expression with the byte range of its text.
