@@ -206,22 +206,9 @@ fn entry_candidates(c: &Cells, f: FuncId) -> Vec<Expr> {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
-    use crate::cfa::DataModel;
-    use crate::core::Cancel;
-    use crate::frontend::SourceInput;
-
-    /// How many of the program's properties the cell phase proves, of how many.
+    /// How many of the program's properties the phase proves, of how many.
     fn proved(body: &str) -> (usize, usize) {
-        let text = format!(
-            "extern void abort(void);\nextern int __VERIFIER_nondet_int(void);\nvoid reach_error(void) {{ abort(); }}\n\
-             void __VERIFIER_assert(int c) {{ if (!c) reach_error(); }}\nint main(void) {{\n{body}\nreturn 0;\n}}\n"
-        );
-        let p = crate::load(&SourceInput { path: "cells.c".into(), text }, DataModel::Lp64).expect("loads");
-        let props = crate::properties::properties(&p);
-        let cancel = Cancel::new().child(Some(Duration::from_secs(60)));
-        (super::prove_program(&p, &props, &cancel).len(), props.len())
+        crate::analyses::proved_in_main(body, super::prove_program)
     }
 
     const FILL: &str = "int a[100];\nfor (int i = 0; i < 100; i++) a[i] = 42;\n";

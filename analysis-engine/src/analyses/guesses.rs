@@ -264,22 +264,9 @@ fn scalars(p: &Program, f: FuncId) -> Vec<VarId> {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
-    use crate::cfa::DataModel;
-    use crate::core::Cancel;
-    use crate::frontend::SourceInput;
-
-    /// How many of the program's properties the guesses prove, of how many.
+    /// How many of the program's properties the phase proves, of how many.
     fn proved(body: &str) -> (usize, usize) {
-        let text = format!(
-            "extern void abort(void);\nextern int __VERIFIER_nondet_int(void);\nvoid reach_error(void) {{ abort(); }}\n\
-             void __VERIFIER_assert(int c) {{ if (!c) reach_error(); }}\nint main(void) {{\n{body}\nreturn 0;\n}}\n"
-        );
-        let p = crate::load(&SourceInput { path: "guesses.c".into(), text }, DataModel::Lp64).expect("loads");
-        let props = crate::properties::properties(&p);
-        let cancel = Cancel::new().child(Some(Duration::from_secs(60)));
-        (super::prove_program(&p, &props, &cancel).len(), props.len())
+        crate::analyses::proved_in_main(body, super::prove_program)
     }
 
     /// `nla-digbench/ps2-ll.c`'s loop: the asserted polynomial equality is inductive modulo

@@ -69,3 +69,21 @@ pub trait DataCpa {
     /// `prec` at the location the state has just reached.
     fn adjust_precision(&self, state: Self::State, prec: Self::Precision, loc: Loc) -> PrecisionStep<Self::State, Self::Precision>;
 }
+
+/// How many of the properties of a `main` with `body` (and the SV-COMP assertion helper) a
+/// phase proves, of how many: the unit tests of the Houdini phases (`cells`, `guesses`).
+#[cfg(test)]
+pub(crate) fn proved_in_main(
+    body: &str,
+    prove: fn(&Program, &[crate::properties::Property], &crate::core::Cancel) -> std::collections::BTreeSet<crate::properties::PropertyKey>,
+) -> (usize, usize) {
+    let text = format!(
+        "extern void abort(void);\nextern int __VERIFIER_nondet_int(void);\nvoid reach_error(void) {{ abort(); }}\n\
+         void __VERIFIER_assert(int c) {{ if (!c) reach_error(); }}\nint main(void) {{\n{body}\nreturn 0;\n}}\n"
+    );
+    let input = crate::frontend::SourceInput { path: "phase.c".into(), text };
+    let p = crate::load(&input, crate::cfa::DataModel::Lp64).expect("loads");
+    let props = crate::properties::properties(&p);
+    let cancel = crate::core::Cancel::new().child(Some(std::time::Duration::from_secs(60)));
+    (prove(&p, &props, &cancel).len(), props.len())
+}
