@@ -403,3 +403,43 @@ pub fn unreachable_targets(
     }
     shown
 }
+
+#[cfg(test)]
+mod tests {
+    use z3::ast::{Ast, BV};
+
+    use super::*;
+
+    /// 64-bit variables `y` and `x`, and `y*y + x`.
+    fn terms() -> (BV, BV, BV) {
+        let (y, x) = (BV::new_const("y", 64), BV::new_const("x", 64));
+        let sum = y.bvmul(&y).bvadd(&x);
+        (y, x, sum)
+    }
+
+    /// What follows whatever the product is, is shown with the product abstracted.
+    #[test]
+    fn a_product_equal_to_itself_is_decided_abstracted() {
+        let (_, _, sum) = terms();
+        let s = Solver::new();
+        let five = BV::from_u64(5, 64);
+        s.assert(&sum.eq(&five));
+        s.assert(&sum.eq(&five).ite(&BV::from_u64(1, 32), &BV::from_u64(0, 32)).eq(&BV::from_u64(0, 32)));
+        assert_eq!(products_abstracted(&s, &Cancel::new()), Sat::Unsat);
+    }
+
+    /// What needs the product's value is not shown (the abstraction has more models), and no
+    /// product means nothing to abstract.
+    #[test]
+    fn what_needs_the_products_value_is_not_shown_abstracted() {
+        let (y, _, _) = terms();
+        let s = Solver::new();
+        s.assert(&y.bvmul(&y).eq(&BV::from_u64(4, 64)));
+        s.assert(&y.eq(&BV::from_u64(3, 64)));
+        assert_eq!(check(&s), Sat::Unsat);
+        assert_ne!(products_abstracted(&s, &Cancel::new()), Sat::Unsat);
+        let linear = Solver::new();
+        linear.assert(&y.bvadd(&y).eq(&BV::from_u64(4, 64)));
+        assert!(matches!(products_abstracted(&linear, &Cancel::new()), Sat::Unknown(_)));
+    }
+}
