@@ -35,24 +35,27 @@ const INCREMENTAL_MS: u64 = 200;
 /// (`smt::external::polynomial_unsat`): a polynomial identity modulo 2^64 is then plain, where
 /// bit-blasting 64-bit products does not end. (4.8.12's own normalisation, as a tactic in this
 /// process, misses most of these and was seen to crash under interruption.)
-fn decide(s: &Solver, cancel: &Cancel) -> Sat {
-    decide_with(s, cancel, true)
+fn decide(s: &Solver, products: bool, cancel: &Cancel) -> Sat {
+    decide_with(s, products, cancel, true)
 }
 
 /// [`decide`]; when not `thorough`, without the external and the fresh solver's tries (for a
 /// query that is one of several ways to settle a candidate).
-fn decide_with(s: &Solver, cancel: &Cancel, thorough: bool) -> Sat {
+fn decide_with(s: &Solver, products: bool, cancel: &Cancel, thorough: bool) -> Sat {
     let again = |fresh: Solver| {
         for a in s.get_assertions() {
             fresh.assert(&a);
         }
         check(&fresh)
     };
-    // A product of two terms that are not constants (Z3 prints constants first): bit-blasting
-    // it costs every query its limit, where most candidates follow without what the product
-    // is (products abstracted, tried first), and a polynomial identity once normalised.
-    let text = s.to_string();
-    let products = text.contains("(bvmul v") || text.contains("(bvmul (");
+    // A product of two terms that are not constants (Z3 prints constants first; looked for
+    // only when the program has one, `products`): bit-blasting it costs every query its
+    // limit, where most candidates follow without what the product is (products abstracted,
+    // tried first), and a polynomial identity once normalised.
+    let products = products && {
+        let text = s.to_string();
+        text.contains("(bvmul v") || text.contains("(bvmul (")
+    };
     if products && products_abstracted(s, cancel) == Sat::Unsat {
         return Sat::Unsat;
     }
@@ -121,17 +124,17 @@ const EXTERNAL_MS: u64 = 1_000;
 /// `thorough`) gets the slow tries (a query over products that is satisfiable can take each
 /// of them to its limit). Each query assumes part
 /// of the annotation: what follows from it follows from the whole.
-fn staged(s: &Solver, own: Option<&Bool>, light: &[Bool], heavy: &[Bool], thorough: bool, cancel: &Cancel) -> bool {
+fn staged(s: &Solver, own: Option<&Bool>, light: &[Bool], heavy: &[Bool], thorough: bool, products: bool, cancel: &Cancel) -> bool {
     s.push();
     for t in light.iter().chain(own) {
         s.assert(t);
     }
-    let mut r = decide_with(s, cancel, heavy.is_empty() || own.is_some()) == Sat::Unsat;
+    let mut r = decide_with(s, products, cancel, heavy.is_empty() || own.is_some()) == Sat::Unsat;
     if !r && !heavy.is_empty() && cancel.check().is_ok() {
         for t in heavy {
             s.assert(t);
         }
-        r = decide_with(s, cancel, thorough) == Sat::Unsat;
+        r = decide_with(s, products, cancel, thorough) == Sat::Unsat;
     }
     s.pop(1);
     r
@@ -191,19 +194,32 @@ fn negated_identity(enc: &mut Encoder, phi: &Expr, start: &HashMap<VarId, u32>, 
 /// Whether `e` multiplies, divides or takes the remainder of two non-constant operands.
 pub fn nonlinear(e: &Expr) -> bool {
     let mut found = false;
-    e.walk(&mut |x| {
-        if let Expr::Binary(crate::ir::BinOp::Mul | crate::ir::BinOp::Div | crate::ir::BinOp::Rem, a, b, _) = x {
-            fn constant(y: &Expr) -> bool {
-                match y {
-                    Expr::Const(..) => true,
-                    Expr::Cast(z, _) => constant(z),
-                    _ => false,
-                }
-            }
-            found |= !constant(a) && !constant(b);
-        }
-    });
+    e.walk(&mut |x| found |= product(x));
     found
+}
+
+/// Whether `e` itself multiplies, divides or takes the remainder of two non-constant operands.
+fn product(e: &Expr) -> bool {
+    fn constant(y: &Expr) -> bool {
+        match y {
+            Expr::Const(..) => true,
+            Expr::Cast(z, _) => constant(z),
+            _ => false,
+        }
+    }
+    matches!(e, Expr::Binary(crate::ir::BinOp::Mul | crate::ir::BinOp::Div | crate::ir::BinOp::Rem, a, b, _) if !constant(a) && !constant(b))
+}
+
+/// Whether a function of `funcs` has a product of two non-constant operands ([`product`]):
+/// only then may a query have products to abstract or normalise ([`decide_with`]).
+fn has_products(p: &Program, funcs: &[FuncId]) -> bool {
+    funcs.iter().any(|&f| {
+        p.cfa(f).edges.iter().any(|e| {
+            let mut found = false;
+            crate::cfa::cells::for_each_expr(&e.kind, &mut |x| found |= product(x));
+            found
+        })
+    })
 }
 
 /// The cut points of `f` the entry reaches: its entry and its loop heads.
@@ -223,6 +239,7 @@ pub fn inductive_subset(p: &Program, mut cands: Annotations, cancel: &Cancel) ->
         return Annotations::new();
     }
     let funcs = p.reachable_functions(p.start);
+    let products = has_products(p, &funcs);
     let mods_cache = modified_table(p, &funcs);
     let mods = |f: FuncId| mods_cache.get(&f).cloned().unwrap_or_default();
     // One encoder and block per cut point, in the functions that have candidates (a block
@@ -302,7 +319,7 @@ pub fn inductive_subset(p: &Program, mut cands: Annotations, cancel: &Cancel) ->
                     for c in &enc.constraints[n0..] {
                         s.assert(c);
                     }
-                    let holds = staged(&s, mine.as_ref(), &light, &heavy, false, cancel);
+                    let holds = staged(&s, mine.as_ref(), &light, &heavy, false, products, cancel);
                     s.pop(1);
                     if holds {
                         keep.push(phi);
@@ -334,7 +351,7 @@ pub fn inductive_subset(p: &Program, mut cands: Annotations, cancel: &Cancel) ->
                         s.assert(c);
                     }
                     // (A call's argument is often a conjunct itself: `__VERIFIER_assert(y*y == x)`.)
-                    let holds = staged(&s, None, &light, &heavy, true, cancel);
+                    let holds = staged(&s, None, &light, &heavy, true, products, cancel);
                     s.pop(1);
                     if holds {
                         keep.push(phi);
@@ -365,6 +382,7 @@ pub fn unreachable_targets(
     cancel: &Cancel,
 ) -> BTreeSet<(FuncId, NodeId)> {
     let funcs = p.reachable_functions(p.start);
+    let products = has_products(p, &funcs);
     let mods_cache = modified_table(p, &funcs);
     let mods = |f: FuncId| mods_cache.get(&f).cloned().unwrap_or_default();
     let s: Solver = solver_by_work(cancel, INCREMENTAL_MS);
@@ -392,7 +410,7 @@ pub fn unreachable_targets(
                 }
                 s.push();
                 s.assert(&ex.reach);
-                if decide(&s, cancel) != Sat::Unsat {
+                if decide(&s, products, cancel) != Sat::Unsat {
                     reached.insert(ex.node);
                 }
                 s.pop(1);

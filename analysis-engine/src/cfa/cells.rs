@@ -195,7 +195,7 @@ fn candidates(p: &Program) -> Vec<VarId> {
 }
 
 /// Calls `f` on every expression an edge evaluates (and their sub-expressions).
-fn for_each_expr(kind: &EdgeKind, f: &mut impl FnMut(&Expr)) {
+pub(crate) fn for_each_expr(kind: &EdgeKind, f: &mut impl FnMut(&Expr)) {
     let lvalue = |lv: &LValue, f: &mut dyn FnMut(&Expr)| {
         if let LValue::Elem(_, i) = lv {
             i.walk(&mut |x| f(x));
