@@ -105,7 +105,7 @@ fn products_abstracted(s: &Solver, cancel: &Cancel) -> Sat {
     let pairs: Vec<(&Dynamic, &Dynamic)> = products.iter().map(|(a, b)| (a, b)).collect();
     let fresh = solver_by_work(cancel, ABSTRACT_MS);
     for a in &assertions {
-        fresh.assert(&a.substitute(&pairs));
+        fresh.assert(a.substitute(&pairs));
     }
     check(&fresh)
 }
@@ -424,7 +424,7 @@ pub fn unreachable_targets(
 
 #[cfg(test)]
 mod tests {
-    use z3::ast::{Ast, BV};
+    use z3::ast::BV;
 
     use super::*;
 
@@ -441,8 +441,8 @@ mod tests {
         let (_, _, sum) = terms();
         let s = Solver::new();
         let five = BV::from_u64(5, 64);
-        s.assert(&sum.eq(&five));
-        s.assert(&sum.eq(&five).ite(&BV::from_u64(1, 32), &BV::from_u64(0, 32)).eq(&BV::from_u64(0, 32)));
+        s.assert(sum.eq(&five));
+        s.assert(sum.eq(&five).ite(&BV::from_u64(1, 32), &BV::from_u64(0, 32)).eq(BV::from_u64(0, 32)));
         assert_eq!(products_abstracted(&s, &Cancel::new()), Sat::Unsat);
     }
 
@@ -452,12 +452,12 @@ mod tests {
     fn what_needs_the_products_value_is_not_shown_abstracted() {
         let (y, _, _) = terms();
         let s = Solver::new();
-        s.assert(&y.bvmul(&y).eq(&BV::from_u64(4, 64)));
-        s.assert(&y.eq(&BV::from_u64(3, 64)));
+        s.assert(y.bvmul(&y).eq(BV::from_u64(4, 64)));
+        s.assert(y.eq(BV::from_u64(3, 64)));
         assert_eq!(check(&s), Sat::Unsat);
         assert_ne!(products_abstracted(&s, &Cancel::new()), Sat::Unsat);
         let linear = Solver::new();
-        linear.assert(&y.bvadd(&y).eq(&BV::from_u64(4, 64)));
+        linear.assert(y.bvadd(&y).eq(BV::from_u64(4, 64)));
         assert!(matches!(products_abstracted(&linear, &Cancel::new()), Sat::Unknown(_)));
     }
 }
