@@ -26,15 +26,17 @@ const QUERY_MS: u64 = 2_000;
 /// fresh one ([`decide`]).
 const INCREMENTAL_MS: u64 = 200;
 
-/// Whether the assertions of `s` are unsatisfiable: asked of `s` itself (incremental, cheap
-/// for easy queries), and when that gives up, of a fresh solver with the same assertions.
-/// Z3 solves bit-vector queries in a solver that has seen `push` with its incremental core,
-/// which can take seconds where a fresh solver's bit-blasting takes milliseconds. Before that,
-/// a query with products of variables goes to the external Z3, which substitutes the block's
-/// equations and normalises every term to a sum of monomials
-/// (`smt::external::polynomial_unsat`): a polynomial identity modulo 2^64 is then plain, where
-/// bit-blasting 64-bit products does not end. (4.8.12's own normalisation, as a tactic in this
-/// process, misses most of these and was seen to crash under interruption.)
+/// Whether the assertions of `s` are unsatisfiable: for a query with products of variables
+/// (looked for only when the program has one, `products`), first with the products abstracted
+/// ([`products_abstracted`]); then asked of `s` itself (incremental, cheap for easy queries),
+/// and when that gives up, of a fresh solver with the same assertions. Z3 solves bit-vector
+/// queries in a solver that has seen `push` with its incremental core, which can take seconds
+/// where a fresh solver's bit-blasting takes milliseconds. Before the fresh solver, a query
+/// with products goes to the external Z3, which substitutes the block's equations and
+/// normalises every term to a sum of monomials (`smt::external::polynomial_unsat`): a
+/// polynomial identity modulo 2^64 is then plain, where bit-blasting 64-bit products does not
+/// end. (4.8.12's own normalisation, as a tactic in this process, misses most of these and was
+/// seen to crash under interruption.)
 fn decide(s: &Solver, products: bool, cancel: &Cancel) -> Sat {
     decide_with(s, products, cancel, true)
 }
@@ -48,17 +50,14 @@ fn decide_with(s: &Solver, products: bool, cancel: &Cancel, thorough: bool) -> S
         }
         check(&fresh)
     };
-    // A product of two terms that are not constants (Z3 prints constants first; looked for
-    // only when the program has one, `products`): bit-blasting it costs every query its
+    // A product of two terms that are not constants: bit-blasting it costs every query its
     // limit, where most candidates follow without what the product is (products abstracted,
     // tried first), and a polynomial identity once normalised.
-    let products = products && {
-        let text = s.to_string();
-        text.contains("(bvmul v") || text.contains("(bvmul (")
-    };
-    if products && products_abstracted(s, cancel) == Sat::Unsat {
+    let abstracted = if products { products_abstracted(s, cancel) } else { None };
+    if abstracted == Some(Sat::Unsat) {
         return Sat::Unsat;
     }
+    let products = abstracted.is_some();
     let first = check(s);
     if !matches!(first, Sat::Unknown(_)) || !thorough || cancel.check().is_err() {
         return first;
@@ -77,8 +76,9 @@ fn decide_with(s: &Solver, products: bool, cancel: &Cancel, thorough: bool) -> S
 /// terms replaced by a variable of its own (the same product by the same variable): more
 /// models than before, so unsatisfiable means unsatisfiable before. A query whose products
 /// only need to be equal to themselves (an assertion's argument `y*y - 2*x == 0` under the
-/// same conjunct at the loop head) is then decided without bit-blasting a multiplier.
-fn products_abstracted(s: &Solver, cancel: &Cancel) -> Sat {
+/// same conjunct at the loop head) is then decided without bit-blasting a multiplier. `None`
+/// when the query has no such product.
+fn products_abstracted(s: &Solver, cancel: &Cancel) -> Option<Sat> {
     use z3::ast::{Ast, Dynamic};
     use z3::DeclKind;
     let assertions = s.get_assertions();
@@ -100,14 +100,14 @@ fn products_abstracted(s: &Solver, cancel: &Cancel) -> Sat {
         stack.extend(kids);
     }
     if products.is_empty() {
-        return Sat::Unknown("no product".into());
+        return None;
     }
     let pairs: Vec<(&Dynamic, &Dynamic)> = products.iter().map(|(a, b)| (a, b)).collect();
     let fresh = solver_by_work(cancel, ABSTRACT_MS);
     for a in &assertions {
         fresh.assert(a.substitute(&pairs));
     }
-    check(&fresh)
+    Some(check(&fresh))
 }
 
 /// Per-query work of the try with products abstracted ([`products_abstracted`]).
@@ -443,7 +443,7 @@ mod tests {
         let five = BV::from_u64(5, 64);
         s.assert(sum.eq(&five));
         s.assert(sum.eq(&five).ite(&BV::from_u64(1, 32), &BV::from_u64(0, 32)).eq(BV::from_u64(0, 32)));
-        assert_eq!(products_abstracted(&s, &Cancel::new()), Sat::Unsat);
+        assert_eq!(products_abstracted(&s, &Cancel::new()), Some(Sat::Unsat));
     }
 
     /// What needs the product's value is not shown (the abstraction has more models), and no
@@ -455,9 +455,9 @@ mod tests {
         s.assert(y.bvmul(&y).eq(BV::from_u64(4, 64)));
         s.assert(y.eq(BV::from_u64(3, 64)));
         assert_eq!(check(&s), Sat::Unsat);
-        assert_ne!(products_abstracted(&s, &Cancel::new()), Sat::Unsat);
+        assert_ne!(products_abstracted(&s, &Cancel::new()), Some(Sat::Unsat));
         let linear = Solver::new();
         linear.assert(y.bvadd(&y).eq(BV::from_u64(4, 64)));
-        assert!(matches!(products_abstracted(&linear, &Cancel::new()), Sat::Unknown(_)));
+        assert_eq!(products_abstracted(&linear, &Cancel::new()), None);
     }
 }

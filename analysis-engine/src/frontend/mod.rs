@@ -316,7 +316,7 @@ fn preprocess_with(input: &SourceInput, extra: &[&str], stop: Stop<'_>) -> Resul
 
     let name = input.display_name();
     let dir = input.path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let cc = std::env::var("CPALS_CC").unwrap_or_else(|_| "cc".to_string());
+    let cc = crate::sandbox::objcache::compiler();
     // Its own process group (a kill reaches `cc1` as well as the driver), memory and CPU
     // limits, and it dies with cpals.
     let limits = crate::sandbox::Limits {

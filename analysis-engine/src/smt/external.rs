@@ -117,9 +117,6 @@ pub(crate) fn polynomial_unsat(path: &Path, s: &z3::Solver, cancel: &Cancel, lim
     let ms = cancel.remaining_ms().map_or(limit_ms, |r| r.min(limit_ms)).max(1);
     let text = format!("{}\n(check-sat-using (then simplify solve-eqs (using-params simplify :som true) smt))\n", s);
     let answer = run(path, &[], &text, cancel, ms);
-    if answer.is_err() {
-        let _ = std::fs::write(format!("/tmp/slowq-{}.smt2", std::process::id()), &text);
-    }
     tracing::trace!("polynomial query: {:?}", answer.as_ref().map(|a| a.lines().next().unwrap_or("").to_string()));
     match answer.ok()?.trim_start() {
         a if a.starts_with("unsat") => Some(true),

@@ -21,11 +21,16 @@ pub const QUERY_TIMEOUT_MS: u64 = 10_000;
 /// A solver with a timeout derived from the cancellation token's deadline.
 pub fn solver(cancel: &Cancel, limit_ms: u64) -> Solver {
     let s = Solver::new();
+    s.set_params(&timeout(cancel, limit_ms));
+    s
+}
+
+/// Parameters with a timeout of `limit_ms` or the time `cancel` has left, whichever is less.
+fn timeout(cancel: &Cancel, limit_ms: u64) -> Params {
     let ms = cancel.remaining_ms().map_or(limit_ms, |r| r.min(limit_ms)).max(1);
     let mut p = Params::new();
     p.set_u32("timeout", ms.min(u32::MAX as u64) as u32);
-    s.set_params(&p);
-    s
+    p
 }
 
 /// Z3's resource units per millisecond of one of its queries, roughly (measured on Z3 4.8.12
@@ -39,10 +44,7 @@ pub const RLIMIT_PER_MS: u64 = 5_000;
 /// whose work Z3 does not count.
 pub fn solver_by_work(cancel: &Cancel, work_ms: u64) -> Solver {
     let s = Solver::new();
-    let wall = work_ms.saturating_mul(20);
-    let ms = cancel.remaining_ms().map_or(wall, |r| r.min(wall)).max(1);
-    let mut p = Params::new();
-    p.set_u32("timeout", ms.min(u32::MAX as u64) as u32);
+    let mut p = timeout(cancel, work_ms.saturating_mul(20));
     p.set_u32("rlimit", work_ms.saturating_mul(RLIMIT_PER_MS).min(u32::MAX as u64) as u32);
     s.set_params(&p);
     s
