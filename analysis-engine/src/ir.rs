@@ -180,6 +180,9 @@ impl VarInfo {
 pub enum Imprecision {
     Float,
     PointerRead,
+    /// A read of memory whose bytes were last written with another type (or in part), in a
+    /// program whose memory carries effective types (`cfa/build/memory.rs`, tagged memory).
+    Punning,
     PointerWrite,
     Address,
     /// The address a successful allocation (`malloc`) returns: fresh, and only whether it is
@@ -205,6 +208,7 @@ impl Imprecision {
         match self {
             Imprecision::Float => "floating-point value (modelled as any value)",
             Imprecision::PointerRead => "read through a pointer (modelled as any value)",
+            Imprecision::Punning => "read of memory last written with another type (modelled as any value)",
             Imprecision::PointerWrite => "write through a pointer (havocs addressable memory)",
             Imprecision::Address => "pointer value (modelled as an unknown address)",
             Imprecision::Allocation => "allocated address (only whether it is null is modelled)",

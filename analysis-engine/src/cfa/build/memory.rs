@@ -12,7 +12,11 @@
 //!   with another type than it was written with; the builder gives up on the model (and the
 //!   program is built as before it, every pointer access over-approximated) when the program
 //!   converts between pointers to different scalar types, which is how such type punning
-//!   happens (see [`Memory::fallback`]).
+//!   happens. Such a program is then built once more with *tagged memory* (see [`Tags`]):
+//!   each byte also records how it was last written, C's effective type (C11 6.5p6), and a
+//!   read is exact only when its bytes were written by one store of the same class (or
+//!   never, or zeroed); otherwise it is any value ([`Imprecision::Punning`]). Only when even
+//!   that does not apply (see [`Memory::fallback`]) is the program built without the model.
 //! * `__size[o]` is the size of object `o` in bytes (0 before it exists and after `free`): an
 //!   access of `k` bytes at `p` is valid when `offset(p) + k <= __size[object(p)]`, which
 //!   excludes null (object 0), freed blocks and accesses outside the object. Each access that
@@ -105,6 +109,11 @@ pub struct Memory {
     pub names: Vec<String>,
     /// Why the model cannot be used for this program (then it is built without it).
     pub fallback: Option<(String, LSpan)>,
+    /// Why the program needs tagged memory (it may read bytes with another type than they were
+    /// written with), when the build has none (it is then built again with [`Tags`]).
+    pub punning: Option<(String, LSpan)>,
+    /// `__memtag` (address → [`Tags`] code of the byte) in a build with tagged memory.
+    pub tags: Option<VarId>,
     /// The shapes of the pointees of pointers converted to or from `void *` (see
     /// `check_punning`): more than one means memory may be read with another type.
     pub void_shapes: Vec<CType>,
@@ -118,6 +127,31 @@ pub struct Memory {
 impl Memory {
     pub fn cell(&self, c: Class) -> VarId {
         self.cells[Class::ALL.iter().position(|x| *x == c).expect("class")]
+    }
+}
+
+/// The codes of tagged memory's bytes (`__memtag`), C's effective type of each byte: how it
+/// was last written. A read of `k` bytes of class `c` at `a` is exact when the bytes
+/// `a … a+k-1` hold `stored(c, 0) … stored(c, k-1)` (one store of that class at `a`), all
+/// [`Tags::FRESH`] (never written: arbitrary contents, as in the model without tags) or all
+/// [`Tags::ZERO`] (zeroed by `calloc`: the value 0); otherwise it is any value
+/// ([`Imprecision::Punning`], which never confirms a counterexample). Each store of `k` bytes
+/// writes its `k` tags, so a later store that overlaps part of an earlier one (a `char`
+/// written into an `int`) makes the earlier one's reads inexact.
+pub struct Tags;
+
+impl Tags {
+    /// Never written since the object began (every id is new: objects are never reused).
+    pub const FRESH: i128 = 0;
+    /// Zeroed without a type (`calloc`).
+    pub const ZERO: i128 = 100;
+    /// Written with a value the model does not follow (a float, a union member, a copy).
+    pub const OPAQUE: i128 = 101;
+
+    /// Byte `j` of a store of class `c`.
+    pub fn stored(c: Class, j: u64) -> i128 {
+        let k = Class::ALL.iter().position(|x| *x == c).expect("class") as i128;
+        1 + k * 8 + j as i128
     }
 }
 
@@ -149,6 +183,23 @@ pub fn displace(addr: &Expr, bytes: Expr) -> Expr {
         return Expr::Const(IntTy::U64.wrap(x + y), IntTy::U64);
     }
     Expr::Binary(BinOp::Add, Box::new(addr.clone().cast(IntTy::U64)), Box::new(b), IntTy::U64)
+}
+
+/// `tags[addr + j] == code`.
+fn tag_is(tags: VarId, addr: &Expr, j: u64, code: i128) -> Expr {
+    let at = displace(addr, Expr::Const(j as i128, IntTy::U64)).cast(IntTy::I64);
+    let tag = Expr::Elem(tags, Box::new(at), IntTy::U8);
+    Expr::Binary(BinOp::Eq, Box::new(tag), Box::new(Expr::Const(code, IntTy::U8)), IntTy::INT)
+}
+
+/// `a && b` on truth values (0 or 1).
+fn and(a: Expr, b: Expr) -> Expr {
+    Expr::Ite(Box::new(a), Box::new(b), Box::new(Expr::Const(0, IntTy::INT)), IntTy::INT)
+}
+
+/// `a || b` on truth values (0 or 1).
+fn or(a: Expr, b: Expr) -> Expr {
+    Expr::Ite(Box::new(a), Box::new(Expr::Const(1, IntTy::INT)), Box::new(b), IntTy::INT)
 }
 
 fn same_object(a: &Expr, b: &Expr) -> Expr {
@@ -244,12 +295,142 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         match self.cell_of(ty) {
             Some((arr, it)) => {
                 let cell = Expr::Elem(arr, Box::new(addr.clone().cast(IntTy::I64)), self.cx.mem_cell_ty(arr));
-                Value::Int(cell.cast(it), ty.clone())
+                match self.cx.mem.as_ref().and_then(|m| m.tags) {
+                    Some(tags) => self.tagged_load(tags, arr, cell, addr, bytes, ty, span),
+                    None => Value::Int(cell.cast(it), ty.clone()),
+                }
             }
             None => match ty {
                 CType::Float(_) => Value::Float,
                 _ => self.unknown_of(ty, Imprecision::PointerRead),
             },
+        }
+    }
+
+    /// A load from tagged memory (see [`Tags`]): the cell when the bytes were written by one
+    /// store of its class (or never), 0 when they were zeroed, the bytes put together (or taken
+    /// apart) when an integer is read as characters or characters as an integer, else any
+    /// value. The choice is a branch, so that a path through an exact read stays exact for the
+    /// SMT path check.
+    #[allow(clippy::too_many_arguments)]
+    fn tagged_load(&mut self, tags: VarId, arr: VarId, cell: Expr, addr: &Expr, bytes: u64, ty: &CType, span: LSpan) -> Value {
+        let class = self.class_of_cell(arr);
+        let cty = self.cx.mem_cell_ty(arr);
+        let it = self.cx.types.int_of(ty).unwrap_or(cty);
+        let all = |code: &dyn Fn(u64) -> i128| {
+            (0..bytes).map(|j| tag_is(tags, addr, j, code(j))).reduce(and).unwrap_or(Expr::Const(1, IntTy::INT))
+        };
+        let exact = all(&|j| Tags::stored(class, j));
+        let fresh = all(&|_| Tags::FRESH);
+        let zero = all(&|_| Tags::ZERO);
+        let ok = or(or(exact, fresh), zero.clone());
+        let other = self.byte_view(tags, class, addr, bytes, cty);
+        let Ok(t) = self.temp(cty, matches!(ty, CType::Ptr(_))) else {
+            return self.unknown_of(ty, Imprecision::Punning);
+        };
+        let sp = self.span(span);
+        let join = self.new_node();
+        let value = Expr::Ite(Box::new(zero), Box::new(Expr::Const(0, cty)), Box::new(cell), cty);
+        let mut cases = vec![(ok, value)];
+        cases.extend(other);
+        for (cond, value) in cases {
+            let (yes, no) = (self.new_node(), self.new_node());
+            let cur = self.st.cur;
+            self.edge(cur, yes, EdgeKind::Assume { cond: cond.clone(), truth: true }, sp);
+            self.edge(cur, no, EdgeKind::Assume { cond, truth: false }, sp);
+            self.st.cur = yes;
+            self.stmt_edge(Stmt::Assign(LValue::Var(t), value), sp);
+            let cur = self.st.cur;
+            self.edge(cur, join, EdgeKind::Blank, sp);
+            self.st.cur = no;
+        }
+        self.stmt_edge(Stmt::Assign(LValue::Var(t), Expr::Unknown(cty, Imprecision::Punning)), sp);
+        let cur = self.st.cur;
+        self.edge(cur, join, EdgeKind::Blank, sp);
+        self.st.cur = join;
+        Value::Int(Expr::Var(t, cty).cast(it), ty.clone())
+    }
+
+    /// Tagged memory, little-endian byte views (`None` when none applies): a character read of
+    /// a byte an integer store wrote (`(mem[a - j] >> 8j) & 0xff` for byte `j`), or an integer
+    /// read of bytes written as characters (`mem8[a] | mem8[a+1] << 8 | …`).
+    fn byte_view(&self, tags: VarId, class: Class, addr: &Expr, bytes: u64, cty: IntTy) -> Option<(Expr, Expr)> {
+        let m = self.cx.mem.as_ref().expect("memory model");
+        let bin = |op, a: Expr, b: Expr, t: IntTy| Expr::Binary(op, Box::new(a), Box::new(b), t);
+        let u64c = |v: i128| Expr::Const(v, IntTy::U64);
+        match class {
+            Class::B8 => {
+                // Codes of bytes of 2-, 4- and 8-byte integer stores are contiguous.
+                let (lo, hi) = (Tags::stored(Class::B16, 0), Tags::stored(Class::B64, 7));
+                let tag = Expr::Elem(tags, Box::new(addr.clone().cast(IntTy::I64)), IntTy::U8);
+                let cond = and(
+                    bin(BinOp::Ge, tag.clone(), Expr::Const(lo, IntTy::U8), IntTy::INT),
+                    bin(BinOp::Le, tag.clone(), Expr::Const(hi, IntTy::U8), IntTy::INT),
+                );
+                // Byte j of the store: (tag - 1) % 8; its class: (tag - 1) / 8.
+                let j = bin(BinOp::Rem, bin(BinOp::Sub, tag.clone().cast(IntTy::U64), u64c(1), IntTy::U64), u64c(8), IntTy::U64);
+                let start = bin(BinOp::Sub, addr.clone().cast(IntTy::U64), j.clone(), IntTy::U64).cast(IntTy::I64);
+                let shift = bin(BinOp::Mul, j, u64c(8), IntTy::U64);
+                let part = |c: Class| {
+                    let arr = m.cell(c);
+                    let v = Expr::Elem(arr, Box::new(start.clone()), c.cell()).cast(IntTy::U64);
+                    bin(BinOp::Shr, v, shift.clone(), IntTy::U64)
+                };
+                let below = |c: Class| bin(BinOp::Lt, tag.clone(), Expr::Const(Tags::stored(c, 0), IntTy::U8), IntTy::INT);
+                let v = Expr::Ite(
+                    Box::new(below(Class::B32)),
+                    Box::new(part(Class::B16)),
+                    Box::new(Expr::Ite(Box::new(below(Class::B64)), Box::new(part(Class::B32)), Box::new(part(Class::B64)), IntTy::U64)),
+                    IntTy::U64,
+                );
+                Some((cond, v.cast(cty)))
+            }
+            Class::B16 | Class::B32 | Class::B64 => {
+                let cond = (0..bytes).map(|j| tag_is(tags, addr, j, Tags::stored(Class::B8, 0))).reduce(and)?;
+                let mem8 = m.cell(Class::B8);
+                let v = (0..bytes)
+                    .map(|j| {
+                        let at = displace(addr, u64c(j as i128)).cast(IntTy::I64);
+                        let b = Expr::Elem(mem8, Box::new(at), IntTy::U8).cast(cty);
+                        if j == 0 { b } else { bin(BinOp::Shl, b, Expr::Const(8 * j as i128, cty), cty) }
+                    })
+                    .reduce(|a, b| bin(BinOp::BitOr, a, b, cty))?;
+                Some((cond, v))
+            }
+            Class::Ptr => None,
+        }
+    }
+
+    /// The class of memory array `arr`.
+    fn class_of_cell(&self, arr: VarId) -> Class {
+        let m = self.cx.mem.as_ref().expect("memory model");
+        Class::ALL[m.cells.iter().position(|c| *c == arr).expect("a memory array")]
+    }
+
+    /// Tagged memory: the statements that give the `bytes` bytes at `addr` the codes
+    /// `code(0)`, `code(1)`, … (none without tags).
+    pub fn tag_stmts(&self, addr: &Expr, bytes: u64, code: impl Fn(u64) -> i128) -> Vec<Stmt> {
+        let Some(tags) = self.cx.mem.as_ref().and_then(|m| m.tags) else { return Vec::new() };
+        (0..bytes)
+            .map(|j| {
+                let at = displace(addr, Expr::Const(j as i128, IntTy::U64)).cast(IntTy::I64);
+                Stmt::Assign(LValue::Elem(tags, at), Expr::Const(code(j), IntTy::U8))
+            })
+            .collect()
+    }
+
+    /// Tagged memory: marks `bytes` bytes at `addr` as written with a value the model does
+    /// not follow (a float, a union member), so that no read of them is exact.
+    pub fn tag_opaque(&mut self, addr: &Expr, bytes: u64, span: LSpan) {
+        if self.cx.mem.as_ref().is_none_or(|m| m.tags.is_none()) {
+            return;
+        }
+        let sp = self.span(span);
+        for s in self.tag_stmts(addr, bytes.min(LEAF_LIMIT as u64), |_| Tags::OPAQUE) {
+            self.stmt_edge(s, sp);
+        }
+        if bytes > LEAF_LIMIT as u64 {
+            self.memory_gives_up(span, "an object too large for tagged memory");
         }
     }
 
@@ -259,8 +440,9 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         self.check_access(addr, bytes, span);
         let sp = self.span(span);
         let Some((arr, _)) = self.cell_of(ty) else {
-            // A float: not tracked, and a later read of these bytes as an integer would be
-            // type punning, which the model excludes.
+            // A float: not tracked. With tags, a later read of these bytes is any value;
+            // without, such a read would be type punning, which the model then excludes.
+            self.tag_opaque(addr, bytes, span);
             return;
         };
         let cty = self.cx.mem_cell_ty(arr);
@@ -270,6 +452,10 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             _ => Expr::Unknown(cty, Imprecision::Float),
         };
         self.stmt_edge(Stmt::Assign(LValue::Elem(arr, addr.clone().cast(IntTy::I64)), e), sp);
+        let class = self.class_of_cell(arr);
+        for s in self.tag_stmts(addr, bytes, |j| Tags::stored(class, j)) {
+            self.stmt_edge(s, sp);
+        }
     }
 
     /// Pointer plus integer (`p + i` with `i` in elements of `elem`).
@@ -327,9 +513,14 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
 /// without the memory model.
 pub const GIVE_UP: &str = "the memory model does not apply";
 
+/// The prefix of the build error that makes [`super::build_program_with`] build the program
+/// again with tagged memory.
+pub const NEEDS_TAGS: &str = "the program needs tagged memory";
+
 /// Starts a build with the memory model: its arrays and counters as synthetic globals, set up
-/// at the start of the start function (memory arbitrary, no object exists yet).
-pub(super) fn set_up(cx: &mut super::ProgCx, keys: HashSet<DeclKey>) -> BResult<()> {
+/// at the start of the start function (memory arbitrary, no object exists yet), with `__memtag`
+/// too when `tagged` (every byte never written).
+pub(super) fn set_up(cx: &mut super::ProgCx, keys: HashSet<DeclKey>, tagged: bool) -> BResult<()> {
     let global = |cx: &mut super::ProgCx, name: &str, kind: VarKind| -> BResult<VarId> {
         if cx.globals.len() >= VarId::LIMIT {
             return Err(cx.err(LSpan::none(), "too many global variables".into()));
@@ -343,8 +534,10 @@ pub(super) fn set_up(cx: &mut super::ProgCx, keys: HashSet<DeclKey>) -> BResult<
     }
     let size = global(cx, "__size", VarKind::Array { elem: IntTy::U64, len: None })?;
     let next = global(cx, "__next", VarKind::Int(IntTy::I64))?;
+    let tags = if tagged { Some(global(cx, "__memtag", VarKind::Array { elem: IntTy::U8, len: None })?) } else { None };
     cx.escaped.extend(cells.iter().copied());
     cx.escaped.insert(size);
+    cx.escaped.extend(tags);
     let mut start = cx.start.take().expect("start function");
     {
         let mut b = FnBuilder { cx, st: &mut start };
@@ -352,6 +545,9 @@ pub(super) fn set_up(cx: &mut super::ProgCx, keys: HashSet<DeclKey>) -> BResult<
             b.emit(EdgeKind::Declaration(Stmt::InitArray { var: c, zero: false }), Default::default());
         }
         b.emit(EdgeKind::Declaration(Stmt::InitArray { var: size, zero: true }), Default::default());
+        if let Some(t) = tags {
+            b.emit(EdgeKind::Declaration(Stmt::InitArray { var: t, zero: true }), Default::default());
+        }
         b.emit(EdgeKind::Declaration(Stmt::Assign(LValue::Var(next), Expr::Const(HEAP_BASE, IntTy::I64))), Default::default());
     }
     cx.start = Some(start);
@@ -364,6 +560,8 @@ pub(super) fn set_up(cx: &mut super::ProgCx, keys: HashSet<DeclKey>) -> BResult<
         sizes: Vec::new(),
         names: Vec::new(),
         fallback: None,
+        punning: None,
+        tags,
         void_shapes: Vec::new(),
         functions: Default::default(),
         frames: Default::default(),
@@ -489,6 +687,10 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             let (Place::At { addr, .. }, Some((arr, _))) = (&leaf, self.cell_of(&lty)) else { continue };
             let lhs = LValue::Elem(arr, addr.clone().cast(IntTy::I64));
             self.emit(EdgeKind::Declaration(Stmt::Input { lhs, source: source.clone() }), sp);
+            let (class, bytes) = (self.class_of_cell(arr), self.cx.types.size_of(&lty).unwrap_or(1));
+            for s in self.tag_stmts(addr, bytes, |j| Tags::stored(class, j)) {
+                self.emit(EdgeKind::Declaration(s), sp);
+            }
         }
     }
 }
@@ -598,6 +800,9 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 off += width;
             }
         }
+        for s in self.tag_stmts(addr, n, |_| Tags::ZERO) {
+            self.stmt_edge(s, sp);
+        }
     }
 
     /// `free(p)`: nothing for null; otherwise `p` must be the start of a live allocated block,
@@ -613,7 +818,6 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         self.edge(cur, go, EdgeKind::Assume { cond: null, truth: false }, sp);
         self.st.cur = go;
         let obj = object_of(&p);
-        let and = |a: Expr, b: Expr| Expr::Ite(Box::new(a), Box::new(b), Box::new(Expr::Const(0, IntTy::INT)), IntTy::INT);
         let valid = and(
             and(
                 Expr::Binary(BinOp::Eq, Box::new(offset_of(&p)), Box::new(Expr::Const(0, IntTy::U64)), IntTy::INT),
@@ -659,6 +863,10 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 let at = displace(&addr, Expr::Const(i as i128 * width as i128, IntTy::U64)).cast(IntTy::I64);
                 let v = Expr::Const(cty.wrap(it.wrap(*u as i128)), cty);
                 self.in_start_emit(EdgeKind::Declaration(Stmt::Assign(LValue::Elem(arr, at), v)), sp);
+            }
+            let class = self.class_of_cell(arr);
+            for s in self.tag_stmts(&addr, (units.len() as u64 + 1) * width, |j| Tags::stored(class, j % width)) {
+                self.in_start_emit(EdgeKind::Declaration(s), sp);
             }
         }
         Value::Int(addr, CType::Ptr(Box::new(elem)))

@@ -167,14 +167,20 @@ pub fn build_program(parsed: &Parsed, model: DataModel) -> Result<Program, Build
 /// Builds the automata of a parsed translation unit for the given properties and entry.
 ///
 /// A first build finds the objects whose address is taken. When there are some, a second
-/// build puts them in memory ([`memory`]); if the memory model cannot represent the program
-/// (type punning, an object too large), the first build is the result.
+/// build puts them in memory ([`memory`]); a program that may read memory with another type
+/// than it wrote it is built a third time, with tagged memory ([`memory::Tags`]); if the memory
+/// model cannot represent the program even so (an object too large, a recursive function
+/// taking a local's address), the first build is the result.
 pub fn build_program_with(parsed: &Parsed, model: DataModel, opts: &BuildOptions) -> Result<Program, BuildError> {
     let (first, keys, uses_memory) = build_once(parsed, model, opts, None)?;
     if (keys.is_empty() && !uses_memory) || opts.no_memory_model {
         return Ok(first);
     }
-    match build_once(parsed, model, opts, Some(keys)) {
+    let second = match build_once(parsed, model, opts, Some((keys.clone(), false))) {
+        Err(e) if e.message.starts_with(memory::NEEDS_TAGS) => build_once(parsed, model, opts, Some((keys, true))),
+        r => r,
+    };
+    match second {
         Ok((second, _, _)) => Ok(second),
         Err(e) if e.message.starts_with(memory::GIVE_UP) => {
             // Said once, where it happened: reads through pointers are then any value.
@@ -188,13 +194,13 @@ pub fn build_program_with(parsed: &Parsed, model: DataModel, opts: &BuildOptions
     }
 }
 
-/// One build; with `memory`, the declarations whose objects live in memory. Returns the
-/// program and the declarations whose address was taken.
+/// One build; with `memory`, the declarations whose objects live in memory and whether memory
+/// is tagged. Returns the program and the declarations whose address was taken.
 fn build_once(
     parsed: &Parsed,
     model: DataModel,
     opts: &BuildOptions,
-    memory: Option<HashSet<memory::DeclKey>>,
+    memory: Option<(HashSet<memory::DeclKey>, bool)>,
 ) -> Result<(Program, HashSet<memory::DeclKey>, bool), BuildError> {
     let file: Arc<str> = parsed.linemap.main_file().clone();
     let mut cx = ProgCx {
@@ -250,8 +256,8 @@ fn build_once(
     }
     let start_id = FuncId(names.len() as u32);
     cx.start = Some(FnState::new(start_id, "__cpals_start".into(), 1, CType::Void));
-    if let Some(keys) = memory {
-        memory::set_up(&mut cx, keys)?;
+    if let Some((keys, tagged)) = memory {
+        memory::set_up(&mut cx, keys, tagged)?;
     }
     let mut functions: Vec<Option<Function>> = vec![None; names.len()];
 
@@ -294,6 +300,9 @@ fn build_once(
     if let Some((why, span)) = cx.mem.as_ref().and_then(|m| m.fallback.clone()) {
         let message = format!("{} ({}): reads through pointers are any value, writes havoc what they may reach", memory::GIVE_UP, why);
         return Err(BuildError { pos: cx.pos(span), message });
+    }
+    if let Some((why, span)) = cx.mem.as_ref().and_then(|m| m.punning.clone()) {
+        return Err(BuildError { pos: cx.pos(span), message: format!("{} ({})", memory::NEEDS_TAGS, why) });
     }
     let mut addressed: HashSet<memory::DeclKey> = cx.escaped.iter().filter_map(|v| cx.decl_keys.get(v).cloned()).collect();
     addressed.extend(cx.escaped_keys.iter().cloned());

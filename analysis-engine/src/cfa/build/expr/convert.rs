@@ -98,11 +98,12 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         }
     }
 
-    /// Records a conversion from a pointer to `a` to a pointer to `b`; gives up the memory
-    /// model when the memory could then be read with another type than it was written with.
+    /// Records a conversion from a pointer to `a` to a pointer to `b`; notes that the program
+    /// needs tagged memory when the memory could then be read with another type than it was
+    /// written with (unless it has tags already).
     fn check_punning(&mut self, e: &Expr, a: &CType, b: &CType) {
         let (sa, sb) = (self.shape(a), self.shape(b));
-        if sa == sb {
+        if sa == sb || self.cx.mem.as_ref().is_some_and(|m| m.tags.is_some()) {
             return;
         }
         let fresh = matches!(e, Expr::Var(v, _) if self.cx.alloc_results.contains(v));
@@ -120,7 +121,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                     self.cx.types.display(a),
                     self.cx.types.display(b)
                 );
-                self.memory_gives_up(LSpan::none(), why);
+                self.needs_tags(why);
                 return;
             }
         };
@@ -129,7 +130,14 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             m.void_shapes.push(void_side);
         }
         if m.void_shapes.len() > 1 {
-            self.memory_gives_up(LSpan::none(), "pointers to different types pass through `void *`");
+            self.needs_tags("pointers to different types pass through `void *`".into());
+        }
+    }
+
+    /// Notes that the program needs tagged memory (the first reason is kept).
+    fn needs_tags(&mut self, why: String) {
+        if let Some(m) = self.cx.mem.as_mut() {
+            m.punning.get_or_insert((why, LSpan::none()));
         }
     }
 

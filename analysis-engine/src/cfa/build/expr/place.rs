@@ -388,6 +388,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                     // A union member or bit-field: its reads are any value anyway.
                     let bytes = self.cx.types.size_of(&ty).unwrap_or(1);
                     self.check_access(addr, bytes, span);
+                    self.tag_opaque(addr, bytes, span);
                     return Ok(());
                 }
                 self.store(addr, v, &ty, span);
@@ -444,7 +445,12 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             CType::Struct(sid) => {
                 let sid = *sid;
                 if self.cx.types.structs[sid].union {
-                    // Union members are opaque: nothing to copy.
+                    // Union members are opaque: nothing to copy (with tags, nothing read from
+                    // the copy is exact).
+                    if let Place::At { addr, .. } = dst {
+                        let bytes = self.cx.types.size_of(ty).unwrap_or(1);
+                        self.tag_opaque(addr, bytes, span);
+                    }
                     return Ok(());
                 }
                 let fields = self.cx.types.structs[sid].fields.clone().unwrap_or_default();
