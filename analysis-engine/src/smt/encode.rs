@@ -161,6 +161,13 @@ pub(crate) struct Encoder<'p> {
     /// Precise mode: "this allocation succeeded", one per allocation on the path (kept apart
     /// from `constraints` so that a path which needs a failed allocation can be told apart).
     pub allocations: Vec<Bool>,
+    /// Precise mode: array cells at constant indices that hold a tainted value, per SSA version
+    /// of the array (a tainted value stored into one object's cell does not taint the reads of
+    /// other objects; the whole array's taint is for stores at indices not known).
+    cell_taint: HashMap<(VarId, u32), Rc<Vec<(i128, Taint)>>>,
+    /// Precise mode: "this read at an index not known is not one of the tainted cells", with
+    /// the cell's taint; a counterexample is confirmed only under these (see `smt::path`).
+    pub separations: Vec<(Bool, Taint)>,
 }
 
 /// Where an encoder is on a path: the SSA versions and the suspended recursion frames.
@@ -188,7 +195,18 @@ impl<'p> Encoder<'p> {
             guards: None,
             nonlinear: false,
             allocations: Vec::new(),
+            cell_taint: HashMap::new(),
+            separations: Vec::new(),
         }
+    }
+
+    /// Whether taints are kept per array cell: when confirming a path, not inside a DAG.
+    fn cell_taints(&self) -> bool {
+        self.precise && self.guards.is_none()
+    }
+
+    fn cur_cell_taint(&self, v: VarId) -> Option<Rc<Vec<(i128, Taint)>>> {
+        self.cell_taint.get(&(v, self.version(v))).cloned()
     }
 
     pub fn snapshot(&self) -> Snapshot {
@@ -337,7 +355,17 @@ impl<'p> Encoder<'p> {
             }
             Expr::Elem(v, i, t) => {
                 let idx = self.expr(i);
-                let taint = computed(join(self.cur_taint(*v), idx.taint));
+                let mut taint = computed(join(self.cur_taint(*v), idx.taint.clone()));
+                for (c, why) in self.cur_cell_taint(*v).iter().flat_map(|cells| cells.iter()) {
+                    match i.constant() {
+                        Some(k) if k == *c => taint = join(taint, Some(why.clone())),
+                        Some(_) => {}
+                        None => {
+                            let other = idx.t.eq(self.konst(*c, IntTy::I64)).not();
+                            self.separations.push((other, why.clone()));
+                        }
+                    }
+                }
                 match self.cur_term(*v) {
                     VTerm::Arr(a) => {
                         let x = a.select(&idx.t);
@@ -545,6 +573,16 @@ impl<'p> Encoder<'p> {
             if is_null_constant(a) && y.taint == sign_only() {
                 return x.taint.clone();
             }
+            // An unsigned value against 0 (`u < 0`, `u >= 0`, `0 > u`, `0 <= u`): the same
+            // truth for every value, so it depends on none.
+            let constant = match op {
+                BinOp::Lt | BinOp::Ge => is_null_constant(b) && !a.ty().signed,
+                BinOp::Gt | BinOp::Le => is_null_constant(a) && !b.ty().signed,
+                _ => false,
+            };
+            if constant {
+                return None;
+            }
         }
         if matches!(op, BinOp::Eq | BinOp::Ne) {
             if is_null_constant(b) {
@@ -632,9 +670,24 @@ impl<'p> Encoder<'p> {
                     Some(t) => self.fit(&t.t, elem),
                     None => self.fresh(elem),
                 };
-                let taint = join(join(old_taint, idx.taint), val.as_ref().and_then(|t| t.taint.clone()));
+                let val_taint = val.as_ref().and_then(|t| t.taint.clone());
+                let old_cells = self.cur_cell_taint(*v);
+                let (taint, cells) = match i.constant() {
+                    Some(c) if self.cell_taints() && idx.taint.is_none() => {
+                        // A store into one known cell: only that cell's taint changes.
+                        let mut cells: Vec<(i128, Taint)> =
+                            old_cells.iter().flat_map(|l| l.iter()).filter(|(k, _)| *k != c).cloned().collect();
+                        cells.extend(val_taint.map(|t| (c, t)));
+                        (old_taint, (!cells.is_empty()).then(|| Rc::new(cells)))
+                    }
+                    _ => (join(join(old_taint, idx.taint), val_taint), old_cells),
+                };
                 let stored = old.store(&idx.t, &value);
                 let nt = self.bump(*v, taint);
+                if let Some(cells) = cells {
+                    let ver = self.version(*v);
+                    self.cell_taint.insert((*v, ver), cells);
+                }
                 if let VTerm::Arr(a) = nt {
                     self.constraints.push(a.eq(&stored));
                 }

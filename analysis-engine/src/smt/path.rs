@@ -61,7 +61,20 @@ pub fn check_path(p: &Program, ops: &[OpCtx], cancel: &Cancel) -> PathResult {
     for c in &enc.allocations {
         s.assert(c);
     }
+    for (c, _) in &enc.separations {
+        s.assert(c);
+    }
     let sat = check(&s);
+    if let (Sat::Unsat, Some((_, why))) = (&sat, enc.separations.first()) {
+        // Feasible only if a read sees a cell that holds a value the model does not know.
+        let s = solver(cancel, QUERY_TIMEOUT_MS);
+        for c in enc.constraints.iter().chain(&enc.allocations) {
+            s.assert(c);
+        }
+        if check(&s) == Sat::Sat {
+            return PathResult::Imprecise(format!("the counterexample depends on a {}", why));
+        }
+    }
     if sat == Sat::Unsat && !enc.allocations.is_empty() {
         // Feasible only if an allocation fails: a real run in C, but not one to report (SV-COMP
         // assumes allocations succeed), and no refinement can refute it.

@@ -114,6 +114,9 @@ pub struct Memory {
     pub punning: Option<(String, LSpan)>,
     /// `__memtag` (address → [`Tags`] code of the byte) in a build with tagged memory.
     pub tags: Option<VarId>,
+    /// `__contents` (object id → what its never-written bytes read as, [`Contents`]) in a
+    /// build with tagged memory.
+    pub contents: Option<VarId>,
     /// The shapes of the pointees of pointers converted to or from `void *` (see
     /// `check_punning`): more than one means memory may be read with another type.
     pub void_shapes: Vec<CType>,
@@ -153,6 +156,18 @@ impl Tags {
         let k = Class::ALL.iter().position(|x| *x == c).expect("class") as i128;
         1 + k * 8 + j as i128
     }
+}
+
+/// What the bytes of an object that nothing wrote read as, in tagged memory (`__contents`).
+pub struct Contents;
+
+impl Contents {
+    /// Arbitrary values (a `malloc`'d block, a local without initialiser).
+    pub const ARBITRARY: i128 = 0;
+    /// Zero (`calloc`, `kzalloc`).
+    pub const ZERO: i128 = 1;
+    /// Values the model does not follow (the copy `realloc` and `strdup` make).
+    pub const UNKNOWN: i128 = 2;
 }
 
 /// The object id of an encoded pointer, as an array index (a division rather than a shift, and
@@ -210,6 +225,14 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
     /// Whether the program is built with the memory model.
     pub fn memory_on(&self) -> bool {
         self.cx.mem.is_some()
+    }
+
+    /// Notes that the program needs tagged memory (the first reason is kept; nothing when it
+    /// has tags already).
+    pub fn needs_tags(&mut self, why: String, span: LSpan) {
+        if let Some(m) = self.cx.mem.as_mut().filter(|m| m.tags.is_none()) {
+            m.punning.get_or_insert((why, span));
+        }
     }
 
     /// Records that the memory model cannot be used for this program (the build is redone
@@ -323,16 +346,22 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         let exact = all(&|j| Tags::stored(class, j));
         let fresh = all(&|_| Tags::FRESH);
         let zero = all(&|_| Tags::ZERO);
-        let ok = or(or(exact, fresh), zero.clone());
-        let other = self.byte_view(tags, class, addr, bytes, cty);
+        let contents = self.cx.mem.as_ref().and_then(|m| m.contents).expect("tagged memory");
+        let kind = |k: i128| {
+            let c = Expr::Elem(contents, Box::new(object_of(addr)), IntTy::U8);
+            and(fresh.clone(), Expr::Binary(BinOp::Eq, Box::new(c), Box::new(Expr::Const(k, IntTy::U8)), IntTy::INT))
+        };
+        let mut cases = vec![
+            (or(exact, kind(Contents::ARBITRARY)), cell),
+            (or(zero, kind(Contents::ZERO)), Expr::Const(0, cty)),
+            (kind(Contents::UNKNOWN), Expr::Unknown(cty, Imprecision::Other)),
+        ];
+        cases.extend(self.byte_view(tags, class, addr, bytes, cty));
         let Ok(t) = self.temp(cty, matches!(ty, CType::Ptr(_))) else {
             return self.unknown_of(ty, Imprecision::Punning);
         };
         let sp = self.span(span);
         let join = self.new_node();
-        let value = Expr::Ite(Box::new(zero), Box::new(Expr::Const(0, cty)), Box::new(cell), cty);
-        let mut cases = vec![(ok, value)];
-        cases.extend(other);
         for (cond, value) in cases {
             let (yes, no) = (self.new_node(), self.new_node());
             let cur = self.st.cur;
@@ -535,9 +564,11 @@ pub(super) fn set_up(cx: &mut super::ProgCx, keys: HashSet<DeclKey>, tagged: boo
     let size = global(cx, "__size", VarKind::Array { elem: IntTy::U64, len: None })?;
     let next = global(cx, "__next", VarKind::Int(IntTy::I64))?;
     let tags = if tagged { Some(global(cx, "__memtag", VarKind::Array { elem: IntTy::U8, len: None })?) } else { None };
+    let contents = if tagged { Some(global(cx, "__contents", VarKind::Array { elem: IntTy::U8, len: None })?) } else { None };
     cx.escaped.extend(cells.iter().copied());
     cx.escaped.insert(size);
     cx.escaped.extend(tags);
+    cx.escaped.extend(contents);
     let mut start = cx.start.take().expect("start function");
     {
         let mut b = FnBuilder { cx, st: &mut start };
@@ -545,8 +576,8 @@ pub(super) fn set_up(cx: &mut super::ProgCx, keys: HashSet<DeclKey>, tagged: boo
             b.emit(EdgeKind::Declaration(Stmt::InitArray { var: c, zero: false }), Default::default());
         }
         b.emit(EdgeKind::Declaration(Stmt::InitArray { var: size, zero: true }), Default::default());
-        if let Some(t) = tags {
-            b.emit(EdgeKind::Declaration(Stmt::InitArray { var: t, zero: true }), Default::default());
+        for t in tags.iter().chain(contents.iter()) {
+            b.emit(EdgeKind::Declaration(Stmt::InitArray { var: *t, zero: true }), Default::default());
         }
         b.emit(EdgeKind::Declaration(Stmt::Assign(LValue::Var(next), Expr::Const(HEAP_BASE, IntTy::I64))), Default::default());
     }
@@ -562,6 +593,7 @@ pub(super) fn set_up(cx: &mut super::ProgCx, keys: HashSet<DeclKey>, tagged: boo
         fallback: None,
         punning: None,
         tags,
+        contents,
         void_shapes: Vec::new(),
         functions: Default::default(),
         frames: Default::default(),
@@ -701,21 +733,23 @@ const CALLOC_ZERO_LIMIT: u64 = 128;
 
 impl<'a, 'p> FnBuilder<'a, 'p> {
     /// `malloc`, `calloc`, `realloc`, `alloca`, `valloc`, `strdup` and `free` with the memory
-    /// model (`args` are the lowered arguments).
+    /// model (`args` are the lowered arguments), and the kernel's `kmalloc`, `kzalloc`,
+    /// `kcalloc` and `kfree` (their flags ignored).
     pub fn memory_call(&mut self, name: &str, args: &[Value], span: LSpan) -> BResult<Value> {
         let sp = self.span(span);
         let u64v = |v: Option<&Value>| match v {
             Some(Value::Int(e, _)) => e.clone().cast(IntTy::U64),
             _ => Expr::Unknown(IntTy::U64, Imprecision::Other),
         };
-        if name == "free" {
+        if matches!(name, "free" | "kfree") {
             if let Some(Value::Int(p, _)) = args.first() {
                 self.free(p.clone(), span);
             }
             return Ok(Value::Void);
         }
         let (size, zero, copy_from) = match name {
-            "calloc" => {
+            "kzalloc" => (u64v(args.first()), true, None),
+            "calloc" | "kcalloc" => {
                 let (n, s) = (u64v(args.first()), u64v(args.get(1)));
                 let bytes = match (n.constant(), s.constant()) {
                     (Some(a), Some(b)) => Expr::Const(IntTy::U64.wrap(a * b), IntTy::U64),
@@ -764,11 +798,23 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         }
         self.new_block(size.clone(), result, sp);
         let block = Expr::Var(result, IntTy::U64);
+        let contents = self.cx.mem.as_ref().and_then(|m| m.contents);
         match size.constant() {
             Some(n) if zero && (n as u64) <= CALLOC_ZERO_LIMIT => self.zero_bytes(&block, n as u64, sp),
-            _ if zero || copy_from.is_some() => {
-                // Contents the model does not follow (a large `calloc`, the copy of `realloc`
-                // and `strdup`): any value, and nothing read from memory confirms a counterexample.
+            _ if contents.is_some() && (zero || copy_from.is_some()) => {
+                // With tags, the object's never-written bytes read as its contents say.
+                let kind = if zero { Contents::ZERO } else { Contents::UNKNOWN };
+                let obj = object_of(&block);
+                self.stmt_edge(Stmt::Assign(LValue::Elem(contents.expect("tagged"), obj), Expr::Const(kind, IntTy::U8)), sp);
+            }
+            _ if zero => {
+                // A zeroed block of unknown or large size: only tagged memory says which of its
+                // bytes are still zero.
+                self.needs_tags(format!("`{}` of a block of unknown or more than {} bytes", name, CALLOC_ZERO_LIMIT), span);
+            }
+            _ if copy_from.is_some() => {
+                // Contents the model does not follow (the copy of `realloc` and `strdup`): any
+                // value, and nothing read from memory confirms a counterexample.
                 let cells = self.cx.mem.as_ref().expect("memory model").cells;
                 for c in cells {
                     let t = self.cx.mem_cell_ty(c);

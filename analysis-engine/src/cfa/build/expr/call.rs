@@ -75,8 +75,13 @@ struct Otherwise {
     unsupported: Option<String>,
 }
 
+/// The C library's allocators and the Linux kernel's (`kmalloc`, `kzalloc`, `kcalloc`, as
+/// the kernel documents them: a block, zeroed for the last two, or null).
 fn is_allocator(name: &str) -> bool {
-    matches!(name, "malloc" | "calloc" | "realloc" | "alloca" | "__builtin_alloca" | "valloc" | "strdup")
+    matches!(
+        name,
+        "malloc" | "calloc" | "realloc" | "alloca" | "__builtin_alloca" | "valloc" | "strdup" | "kmalloc" | "__kmalloc" | "kzalloc" | "kcalloc"
+    )
 }
 
 /// The type `__VERIFIER_nondet_X` returns by its name (SV-COMP's convention), whether it is
@@ -715,7 +720,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 }
             }
         }
-        if self.memory_on() && (is_allocator(&name) || name == "free") && sig.as_ref().is_none_or(|s| !s.variadic) {
+        if self.memory_on() && (is_allocator(&name) || matches!(name.as_str(), "free" | "kfree")) && sig.as_ref().is_none_or(|s| !s.variadic) {
             return self.memory_call(&name, &arg_values, span);
         }
         if is_allocator(&name) {

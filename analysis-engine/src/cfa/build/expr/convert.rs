@@ -121,7 +121,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                     self.cx.types.display(a),
                     self.cx.types.display(b)
                 );
-                self.needs_tags(why);
+                self.needs_tags(why, LSpan::none());
                 return;
             }
         };
@@ -130,16 +130,10 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             m.void_shapes.push(void_side);
         }
         if m.void_shapes.len() > 1 {
-            self.needs_tags("pointers to different types pass through `void *`".into());
+            self.needs_tags("pointers to different types pass through `void *`".into(), LSpan::none());
         }
     }
 
-    /// Notes that the program needs tagged memory (the first reason is kept).
-    fn needs_tags(&mut self, why: String) {
-        if let Some(m) = self.cx.mem.as_mut() {
-            m.punning.get_or_insert((why, LSpan::none()));
-        }
-    }
 
     /// The shape of a pointee for [`Self::check_punning`]: integers by width, any pointer,
     /// arrays by their elements, structs by identity.
