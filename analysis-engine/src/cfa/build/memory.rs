@@ -380,54 +380,64 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         Value::Int(Expr::Var(t, cty).cast(it), ty.clone())
     }
 
-    /// Tagged memory, little-endian byte views (`None` when none applies): a character read of
-    /// a byte an integer store wrote (`(mem[a - j] >> 8j) & 0xff` for byte `j`), or an integer
-    /// read of bytes written as characters (`mem8[a] | mem8[a+1] << 8 | …`).
+    /// Tagged memory, little-endian byte views (`None` for pointers): a character read of a
+    /// byte an integer store wrote (`(mem[a - j] >> 8j) & 0xff` for its byte `j`), or an integer
+    /// read of bytes each written as a character or as part of an integer
+    /// (`byte(a) | byte(a+1) << 8 | …`).
     fn byte_view(&self, tags: VarId, class: Class, addr: &Expr, bytes: u64, cty: IntTy) -> Option<(Expr, Expr)> {
-        let m = self.cx.mem.as_ref().expect("memory model");
         let bin = |op, a: Expr, b: Expr, t: IntTy| Expr::Binary(op, Box::new(a), Box::new(b), t);
-        let u64c = |v: i128| Expr::Const(v, IntTy::U64);
         match class {
-            Class::B8 => {
-                // Codes of bytes of 2-, 4- and 8-byte integer stores are contiguous.
-                let (lo, hi) = (Tags::stored(Class::B16, 0), Tags::stored(Class::B64, 7));
-                let tag = Expr::Elem(tags, Box::new(addr.clone().cast(IntTy::I64)), IntTy::U8);
-                let cond = and(
-                    bin(BinOp::Ge, tag.clone(), Expr::Const(lo, IntTy::U8), IntTy::INT),
-                    bin(BinOp::Le, tag.clone(), Expr::Const(hi, IntTy::U8), IntTy::INT),
-                );
-                // Byte j of the store: (tag - 1) % 8; its class: (tag - 1) / 8.
-                let j = bin(BinOp::Rem, bin(BinOp::Sub, tag.clone().cast(IntTy::U64), u64c(1), IntTy::U64), u64c(8), IntTy::U64);
-                let start = bin(BinOp::Sub, addr.clone().cast(IntTy::U64), j.clone(), IntTy::U64).cast(IntTy::I64);
-                let shift = bin(BinOp::Mul, j, u64c(8), IntTy::U64);
-                let part = |c: Class| {
-                    let arr = m.cell(c);
-                    let v = Expr::Elem(arr, Box::new(start.clone()), c.cell()).cast(IntTy::U64);
-                    bin(BinOp::Shr, v, shift.clone(), IntTy::U64)
-                };
-                let below = |c: Class| bin(BinOp::Lt, tag.clone(), Expr::Const(Tags::stored(c, 0), IntTy::U8), IntTy::INT);
-                let v = Expr::Ite(
-                    Box::new(below(Class::B32)),
-                    Box::new(part(Class::B16)),
-                    Box::new(Expr::Ite(Box::new(below(Class::B64)), Box::new(part(Class::B32)), Box::new(part(Class::B64)), IntTy::U64)),
-                    IntTy::U64,
-                );
-                Some((cond, v.cast(cty)))
-            }
+            Class::B8 => self.integer_byte(tags, addr).map(|(c, v)| (c, v.cast(cty))),
             Class::B16 | Class::B32 | Class::B64 => {
-                let cond = (0..bytes).map(|j| tag_is(tags, addr, j, Tags::stored(Class::B8, 0))).reduce(and)?;
-                let mem8 = m.cell(Class::B8);
-                let v = (0..bytes)
+                let parts: Vec<(Expr, Expr)> = (0..bytes)
                     .map(|j| {
-                        let at = displace(addr, u64c(j as i128)).cast(IntTy::I64);
-                        let b = Expr::Elem(mem8, Box::new(at), IntTy::U8).cast(cty);
-                        if j == 0 { b } else { bin(BinOp::Shl, b, Expr::Const(8 * j as i128, cty), cty) }
+                        let at = displace(addr, Expr::Const(j as i128, IntTy::U64));
+                        let (int_byte, v) = self.integer_byte(tags, &at).expect("integer classes");
+                        let char_byte = tag_is(tags, &at, 0, Tags::stored(Class::B8, 0));
+                        let mem8 = Expr::Elem(self.cx.mem.as_ref().expect("memory").cell(Class::B8), Box::new(at.cast(IntTy::I64)), IntTy::U8);
+                        let v = Expr::Ite(Box::new(char_byte.clone()), Box::new(mem8.cast(IntTy::U64)), Box::new(v), IntTy::U64).cast(cty);
+                        let v = if j == 0 { v } else { bin(BinOp::Shl, v, Expr::Const(8 * j as i128, cty), cty) };
+                        (or(char_byte, int_byte), v)
                     })
-                    .reduce(|a, b| bin(BinOp::BitOr, a, b, cty))?;
-                Some((cond, v))
+                    .collect();
+                let cond = parts.iter().map(|(c, _)| c.clone()).reduce(and)?;
+                let value = parts.into_iter().map(|(_, v)| v).reduce(|a, b| bin(BinOp::BitOr, a, b, cty))?;
+                Some((cond, value))
             }
             Class::Ptr => None,
         }
+    }
+
+    /// Tagged memory: whether the byte at `addr` was written as part of a 2-, 4- or 8-byte
+    /// integer, and its value then (an unsigned 64-bit integer below 256).
+    fn integer_byte(&self, tags: VarId, addr: &Expr) -> Option<(Expr, Expr)> {
+        let m = self.cx.mem.as_ref().expect("memory model");
+        let bin = |op, a: Expr, b: Expr, t: IntTy| Expr::Binary(op, Box::new(a), Box::new(b), t);
+        let u64c = |v: i128| Expr::Const(v, IntTy::U64);
+        // Codes of bytes of 2-, 4- and 8-byte integer stores are contiguous.
+        let (lo, hi) = (Tags::stored(Class::B16, 0), Tags::stored(Class::B64, 7));
+        let tag = Expr::Elem(tags, Box::new(addr.clone().cast(IntTy::I64)), IntTy::U8);
+        let cond = and(
+            bin(BinOp::Ge, tag.clone(), Expr::Const(lo, IntTy::U8), IntTy::INT),
+            bin(BinOp::Le, tag.clone(), Expr::Const(hi, IntTy::U8), IntTy::INT),
+        );
+        // Byte j of the store: (tag - 1) % 8; its class: (tag - 1) / 8.
+        let j = bin(BinOp::Rem, bin(BinOp::Sub, tag.clone().cast(IntTy::U64), u64c(1), IntTy::U64), u64c(8), IntTy::U64);
+        let start = bin(BinOp::Sub, addr.clone().cast(IntTy::U64), j.clone(), IntTy::U64).cast(IntTy::I64);
+        let shift = bin(BinOp::Mul, j, u64c(8), IntTy::U64);
+        let part = |c: Class| {
+            let v = Expr::Elem(m.cell(c), Box::new(start.clone()), c.cell()).cast(IntTy::U64);
+            bin(BinOp::Shr, v, shift.clone(), IntTy::U64)
+        };
+        let below = |c: Class| bin(BinOp::Lt, tag.clone(), Expr::Const(Tags::stored(c, 0), IntTy::U8), IntTy::INT);
+        let v = Expr::Ite(
+            Box::new(below(Class::B32)),
+            Box::new(part(Class::B16)),
+            Box::new(Expr::Ite(Box::new(below(Class::B64)), Box::new(part(Class::B32)), Box::new(part(Class::B64)), IntTy::U64)),
+            IntTy::U64,
+        );
+        let v = bin(BinOp::BitAnd, v, u64c(0xff), IntTy::U64);
+        Some((cond, v))
     }
 
     /// The class of memory array `arr`.
