@@ -394,7 +394,8 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                         let at = displace(addr, Expr::Const(j as i128, IntTy::U64));
                         let (int_byte, v) = self.integer_byte(tags, &at).expect("integer classes");
                         let char_byte = tag_is(tags, &at, 0, Tags::stored(Class::B8, 0));
-                        let mem8 = Expr::Elem(self.cx.mem.as_ref().expect("memory").cell(Class::B8), Box::new(at.cast(IntTy::I64)), IntTy::U8);
+                        let mem8 =
+                            Expr::Elem(self.cx.mem.as_ref().expect("memory").cell(Class::B8), Box::new(at.cast(IntTy::I64)), IntTy::U8);
                         let v = Expr::Ite(Box::new(char_byte.clone()), Box::new(mem8.cast(IntTy::U64)), Box::new(v), IntTy::U64).cast(cty);
                         let v = if j == 0 { v } else { bin(BinOp::Shl, v, Expr::Const(8 * j as i128, cty), cty) };
                         (or(char_byte, int_byte), v)

@@ -80,7 +80,17 @@ struct Otherwise {
 fn is_allocator(name: &str) -> bool {
     matches!(
         name,
-        "malloc" | "calloc" | "realloc" | "alloca" | "__builtin_alloca" | "valloc" | "strdup" | "kmalloc" | "__kmalloc" | "kzalloc" | "kcalloc"
+        "malloc"
+            | "calloc"
+            | "realloc"
+            | "alloca"
+            | "__builtin_alloca"
+            | "valloc"
+            | "strdup"
+            | "kmalloc"
+            | "__kmalloc"
+            | "kzalloc"
+            | "kcalloc"
     )
 }
 
@@ -720,7 +730,10 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 }
             }
         }
-        if self.memory_on() && (is_allocator(&name) || matches!(name.as_str(), "free" | "kfree")) && sig.as_ref().is_none_or(|s| !s.variadic) {
+        if self.memory_on()
+            && (is_allocator(&name) || matches!(name.as_str(), "free" | "kfree"))
+            && sig.as_ref().is_none_or(|s| !s.variadic)
+        {
             return self.memory_call(&name, &arg_values, span);
         }
         if is_allocator(&name) {

@@ -134,7 +134,6 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         }
     }
 
-
     /// The shape of a pointee for [`Self::check_punning`]: integers by width, any pointer,
     /// arrays by their elements, structs by identity.
     fn shape(&self, t: &CType) -> CType {
