@@ -93,13 +93,13 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 ) =>
             {
                 let inc = matches!(u.node.operator.node, UnaryOperator::PostIncrement | UnaryOperator::PreIncrement);
-                self.increment(&u.node.operand, inc, e.span).map(|_| ())
+                self.increment_effect(&u.node.operand, inc, e.span)
             }
             Expression::Comma(items) => items.iter().try_for_each(|i| self.effect(i)),
             Expression::Cast(c) => self.effect(&c.node.expression),
             Expression::Call(c) => self.call(c, e.span, None).map(|_| ()),
             Expression::BinaryOperator(b) if b.node.operator.node == BinaryOperator::Assign => {
-                self.assign(&b.node.lhs, &b.node.rhs, e.span).map(|_| ())
+                self.assign_to(&b.node.lhs, &b.node.rhs, e.span).map(|_| ())
             }
             // `x ?: y` for its effects is `x || y`.
             Expression::Conditional(c) if is_elvis(c) => {

@@ -120,6 +120,12 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         Ok(self.reread(&p, span))
     }
 
+    /// `x++` or `++x` for its effect alone.
+    pub(super) fn increment_effect(&mut self, operand: &Node<Expression>, inc: bool, span: LSpan) -> BResult<()> {
+        let p = self.place(operand)?;
+        self.increment_place(&p, inc, span)
+    }
+
     fn increment_place(&mut self, p: &Place, inc: bool, span: LSpan) -> BResult<()> {
         let old = self.read(p, span);
         let new = match old {
@@ -258,19 +264,25 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
     }
 
     pub(super) fn assign(&mut self, lhs: &Node<Expression>, rhs: &Node<Expression>, span: LSpan) -> BResult<Value> {
+        let p = self.assign_to(lhs, rhs, span)?;
+        Ok(self.reread(&p, span))
+    }
+
+    /// `lhs = rhs` for its effect: returns the place written (its value is read back only when
+    /// the assignment's value is used, which with tagged memory is a branching load).
+    pub(super) fn assign_to(&mut self, lhs: &Node<Expression>, rhs: &Node<Expression>, span: LSpan) -> BResult<Place> {
         let p = self.place(lhs)?;
         // `x = f(…)` and `x = __VERIFIER_nondet_int()` write the result directly.
         if let Expression::Call(c) = &rhs.node {
             let v = self.call(c, span, Some(&p))?;
-            if let Value::Void = v {
-                return Ok(self.reread(&p, span));
+            if !matches!(v, Value::Void) {
+                self.write(&p, v, span)?;
             }
-            self.write(&p, v, span)?;
-            return Ok(self.reread(&p, span));
+            return Ok(p);
         }
         let v = self.value(rhs)?;
         self.write(&p, v, span)?;
-        Ok(self.reread(&p, span))
+        Ok(p)
     }
 
     pub(super) fn conditional(&mut self, c: &Node<lang_c::ast::ConditionalExpression>, span: LSpan) -> BResult<Value> {
