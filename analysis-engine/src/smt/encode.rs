@@ -164,11 +164,14 @@ pub(crate) struct Encoder<'p> {
     /// Precise mode: array cells at constant indices that hold a tainted value, per SSA version
     /// of the array (a tainted value stored into one object's cell does not taint the reads of
     /// other objects; the whole array's taint is for stores at indices not known).
-    cell_taint: HashMap<(VarId, u32), Rc<Vec<(i128, Taint)>>>,
+    cell_taint: HashMap<(VarId, u32), CellTaints>,
     /// Precise mode: "this read at an index not known is not one of the tainted cells", with
     /// the cell's taint; a counterexample is confirmed only under these (see `smt::path`).
     pub separations: Vec<(Bool, Taint)>,
 }
+
+/// The cells of one array version (by constant index) that hold a tainted value.
+type CellTaints = Rc<Vec<(i128, Taint)>>;
 
 /// Where an encoder is on a path: the SSA versions and the suspended recursion frames.
 #[derive(Clone)]
@@ -205,7 +208,7 @@ impl<'p> Encoder<'p> {
         self.precise && self.guards.is_none()
     }
 
-    fn cur_cell_taint(&self, v: VarId) -> Option<Rc<Vec<(i128, Taint)>>> {
+    fn cur_cell_taint(&self, v: VarId) -> Option<CellTaints> {
         self.cell_taint.get(&(v, self.version(v))).cloned()
     }
 
