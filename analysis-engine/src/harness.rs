@@ -400,6 +400,7 @@ pub fn safe_to_run(externals: &[String]) -> Result<(), String> {
         "malloc",
         "calloc",
         "realloc",
+        "reallocarray",
         "free",
         "memset",
         "memcpy",
@@ -450,7 +451,8 @@ pub enum NativeResult {
 
 /// Compiles `source` (the program text, named `name`, with includes resolved against
 /// `include_dir`) with a harness and runs it in the sandbox ([`crate::sandbox`]); the run is
-/// killed when `cancelled()` holds.
+/// killed when `cancelled()` holds. With `labels` (they are properties), reaching an `ERROR:`
+/// label is a violation too.
 #[allow(clippy::too_many_arguments)]
 pub fn native_replay(
     name: &str,
@@ -461,6 +463,7 @@ pub fn native_replay(
     model: DataModel,
     timeout: Duration,
     externals: &[String],
+    labels: bool,
     cancelled: &dyn Fn() -> bool,
 ) -> NativeResult {
     // A program that reads standard input gets the counterexample's text (maybe empty).
@@ -479,7 +482,9 @@ pub fn native_replay(
     };
     let ext = if name.ends_with(".i") { "i" } else { "c" };
     let prog = dir.path().join(format!("program.{}", ext));
-    let text = if ext == "c" { format!("#line 1 \"{}\"\n{}", name.replace('"', ""), source) } else { source.to_string() };
+    // `ERROR:` labels call the harness only where they are properties (`labels`).
+    let source = if labels { instrument_error_labels(source) } else { source.to_string() };
+    let text = if ext == "c" { format!("#line 1 \"{}\"\n{}", name.replace('"', ""), source) } else { source };
     if let Err(e) = std::fs::write(&prog, text) {
         return NativeResult::Unavailable(e.to_string());
     }

@@ -160,6 +160,7 @@ pub(super) fn confirm_concrete(
         p.data_model,
         timeout,
         &p.externals,
+        p.properties.counts(crate::cfa::TargetKind::ErrorLabel),
         &cancelled,
     ) {
         crate::harness::NativeResult::Reached(_) => {

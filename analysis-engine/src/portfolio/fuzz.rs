@@ -166,6 +166,7 @@ fn search(
         let replay_time = (fuzzer.last_run * 20).clamp(Duration::from_millis(300), REPLAY_TIME);
         let replay_time = cancel.remaining_ms().map_or(replay_time, |ms| Duration::from_millis(ms / 4).min(replay_time));
         let run = concrete::run(p, &plan, &mut concrete::Replay::new(values), &limits, &cancel.child(Some(replay_time)));
+        tracing::trace!("the replay of a fuzzing run on the CFA ended with {:?}", run.end);
         let decision = match &run.end {
             RunEnd::Target(key) if !found.contains_key(key) => {
                 confirm_concrete(p, &run, cfg.concrete.native, cancel, stats).map(|d| (*key, d))
@@ -230,8 +231,19 @@ fn confirm_natively(
     let defined: Vec<String> = p.functions.iter().map(|f| f.name.clone()).collect();
     let timeout = Duration::from_millis(cancel.remaining_ms().unwrap_or(10_000).clamp(1_000, 20_000));
     let cancelled = || cancel.check().is_err();
-    let result =
-        crate::harness::native_replay(&p.file, &p.source, &include, inputs, &defined, p.data_model, timeout, &p.externals, &cancelled);
+    let labels = p.properties.counts(TargetKind::ErrorLabel);
+    let result = crate::harness::native_replay(
+        &p.file,
+        &p.source,
+        &include,
+        inputs,
+        &defined,
+        p.data_model,
+        timeout,
+        &p.externals,
+        labels,
+        &cancelled,
+    );
     if !matches!(result, crate::harness::NativeResult::Unavailable(_)) {
         stats.native_runs += 1;
     }
