@@ -256,6 +256,17 @@ impl Run<'_> {
                 let o = Outcome { decisions: Outcome::violations(&self.found), ..Outcome::default() };
                 return self.with_proved(o);
             }
+            if self.task_decided() {
+                // A benchmark task's verdict is `false` once its property is violated: the
+                // other checks (bounds) are not its question.
+                let why = "not checked further: a violation of the task's property decides its verdict";
+                let o = Outcome {
+                    decisions: Outcome::violations(&self.found),
+                    open_reason: Some(crate::report::UnknownReason::NotProved(why.into())),
+                    ..Outcome::default()
+                };
+                return self.with_proved(o);
+            }
             let next = match phase {
                 Phase::Fuzz => {
                     let budget = self.budget(self.config.shares.fuzz, FUZZ_TIME).min(FUZZ_SLICE);
@@ -398,6 +409,14 @@ impl Run<'_> {
     fn all_decided(&self) -> bool {
         !self.props.is_empty()
             && self.props.iter().all(|p| self.proved.contains(&p.key) || self.found.get(&p.key).is_some_and(Decision::is_violated))
+    }
+
+    /// Whether a benchmark property (`--property`, not the editor's every kind) is violated: the
+    /// file's verdict is then `false`, whatever the other properties are.
+    fn task_decided(&self) -> bool {
+        let set = self.program.properties;
+        set != crate::cfa::PropertySet::ALL
+            && self.props.iter().any(|p| set.decides(p.kind) && self.found.get(&p.key).is_some_and(Decision::is_violated))
     }
 
     /// Ends the run with what the phases so far decided.
