@@ -317,6 +317,31 @@ fn seed002_conciliated_interpolants_need_fewer_refinements_than_weakest() {
     assert!(weakest > conciliated, "Fig. 9: weakest {weakest}, conciliated {conciliated}");
 }
 
+/// With a benchmark property, a confirmed violation of it decides the task: the bounds checks
+/// still open are not analysed further (CPAchecker's regression task, whose `assert` fails on
+/// an input while the loop's bounds checks take the analyses long), so the verdict comes at
+/// once and says why those checks are unknown.
+#[test]
+fn a_violation_of_the_task_property_ends_the_run() {
+    let task = cpals_tests::root()
+        .parent()
+        .unwrap()
+        .join("shared/bench/cpachecker-regression/smg2_tests/symbolic-execution/reachsafety_heap_array_read_value_unsafe1.c");
+    let label = cpals_tests::root().parent().unwrap().join("shared/bench/cpachecker-regression/properties/unreach-label.prp");
+    let (task, label) = (task.display().to_string(), label.display().to_string());
+    let o = cpals(&["check", "--json", "--data-model", "ILP32", "--timeout", "15", "--property", &label, &task], Duration::from_secs(60));
+    let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("JSON ({e}): {}{}", o.stdout, o.stderr));
+    assert_eq!(v["verdict"].as_str(), Some("false"), "{}", o.stdout);
+    let props = v["properties"].as_array().expect("properties");
+    assert!(props.iter().any(|p| p["kind"] == "assert" && p["verdict"] == "false"), "{}", o.stdout);
+    let left: Vec<&serde_json::Value> = props.iter().filter(|p| p["verdict"] == "unknown").collect();
+    assert!(!left.is_empty(), "{}", o.stdout);
+    for p in left {
+        assert_eq!(p["kind"], "out_of_bounds", "{}", o.stdout);
+        assert!(p["reason"].as_str().is_some_and(|r| r.contains("decides its verdict")), "{}", o.stdout);
+    }
+}
+
 /// `--property FILE.prp` reads SV-COMP property files; a file cpals cannot read or a property
 /// it does not check is an error (exit 3) naming the problem, and so is an unknown `--function`.
 #[test]

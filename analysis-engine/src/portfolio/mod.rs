@@ -257,8 +257,8 @@ impl Run<'_> {
                 return self.with_proved(o);
             }
             if self.task_decided() {
-                // A benchmark task's verdict is `false` once its property is violated: the
-                // other checks (bounds) are not its question.
+                // A benchmark task's verdict is `false` once its property is violated and only
+                // side conditions (bounds) are left: they are not its question.
                 let why = "not checked further: a violation of the task's property decides its verdict";
                 let o = Outcome {
                     decisions: Outcome::violations(&self.found),
@@ -411,12 +411,15 @@ impl Run<'_> {
             && self.props.iter().all(|p| self.proved.contains(&p.key) || self.found.get(&p.key).is_some_and(Decision::is_violated))
     }
 
-    /// Whether a benchmark property (`--property`, not the editor's every kind) is violated: the
-    /// file's verdict is then `false`, whatever the other properties are.
+    /// Whether a benchmark property (`--property`, not the editor's every kind) is violated and
+    /// what is left open is only side conditions (bounds checks): the file's verdict is then
+    /// `false`, whatever they are.
     fn task_decided(&self) -> bool {
         let set = self.program.properties;
+        let decided = |p: &Property| self.proved.contains(&p.key) || self.found.get(&p.key).is_some_and(Decision::is_violated);
         set != crate::cfa::PropertySet::ALL
             && self.props.iter().any(|p| set.decides(p.kind) && self.found.get(&p.key).is_some_and(Decision::is_violated))
+            && self.props.iter().all(|p| !set.decides(p.kind) || decided(p))
     }
 
     /// Ends the run with what the phases so far decided.
