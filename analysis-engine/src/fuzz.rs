@@ -243,6 +243,7 @@ CPALS_NI static void cpals_record(unsigned i, unsigned k, unsigned long long v) 
     if !defined.iter().any(|d| d == "__VERIFIER_assume") {
         s.push_str("CPALS_NI void __VERIFIER_assume(int cond) { if (!cond) _exit(0); }\n");
     }
+    s.push_str(&crate::harness::kernel_allocators(defined, "CPALS_NI "));
     for f in ["reach_error", "__VERIFIER_error"] {
         if !defined.iter().any(|d| d == f) {
             let _ = writeln!(s, "CPALS_NI void {f}() {{ cpals_reached(); }}");

@@ -204,6 +204,7 @@ fn harness_functions(s: &mut String, funcs: &[(String, IntTy)], defined: &[Strin
         // SV-COMP's assumption: a run that violates it is not a run of the program.
         s.push_str("void __VERIFIER_assume(int cond) {\n  if (!cond) _exit(0);\n}\n");
     }
+    s.push_str(&kernel_allocators(defined, ""));
     for f in ["reach_error", "__VERIFIER_error"] {
         if !defined.iter().any(|d| d == f) {
             let _ = writeln!(
@@ -213,6 +214,21 @@ fn harness_functions(s: &mut String, funcs: &[(String, IntTy)], defined: &[Strin
             );
         }
     }
+}
+
+/// The Linux kernel's allocators the memory model knows (`kmalloc`, `kzalloc`, `kcalloc`,
+/// `kfree`), defined with the C library's for native runs, except those the program defines;
+/// their flags arguments are ignored (the callee leaves them where the caller put them).
+/// `attr` goes before each definition.
+pub fn kernel_allocators(defined: &[String], attr: &str) -> String {
+    const DEFS: [(&str, &str); 5] = [
+        ("kmalloc", "void *kmalloc(unsigned long size) { return malloc(size); }"),
+        ("__kmalloc", "void *__kmalloc(unsigned long size) { return malloc(size); }"),
+        ("kzalloc", "void *kzalloc(unsigned long size) { return calloc(1, size); }"),
+        ("kcalloc", "void *kcalloc(unsigned long n, unsigned long size) { return calloc(n, size); }"),
+        ("kfree", "void kfree(const void *p) { free((void *)p); }"),
+    ];
+    DEFS.iter().filter(|(name, _)| !defined.iter().any(|d| d == name)).map(|(_, def)| format!("{}{}\n", attr, def)).collect()
 }
 
 /// The name of the harness's function that supplies standard input (a constructor).
@@ -402,6 +418,11 @@ pub fn safe_to_run(externals: &[String]) -> Result<(), String> {
         "realloc",
         "reallocarray",
         "free",
+        "kmalloc",
+        "__kmalloc",
+        "kzalloc",
+        "kcalloc",
+        "kfree",
         "memset",
         "memcpy",
         "memmove",
