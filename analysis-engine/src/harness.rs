@@ -582,7 +582,7 @@ fn defines(text: &str, name: &str) -> bool {
 }
 
 /// The program text with every `ERROR:` label followed by a call of `__cpals_error_label()`
-/// (declared at the top), so that a native run shows when it reaches the label. Comments,
+/// (declared in the call's block), so that a native run shows when it reaches the label. Comments,
 /// strings, `case ERROR:` and `? ERROR :` are left alone; lines keep their numbers.
 pub fn instrument_error_labels(source: &str) -> String {
     let b = source.as_bytes();
@@ -639,7 +639,7 @@ pub fn instrument_error_labels(source: &str) -> String {
                 }
                 if b.get(j) == Some(&b':') && b.get(j + 1) != Some(&b':') {
                     out.push_str(&source[last..=j]);
-                    out.push_str(" __cpals_error_label();");
+                    out.push_str(" { extern void __cpals_error_label(void); __cpals_error_label(); }");
                     last = j + 1;
                     i = j + 1;
                     found = true;
@@ -659,8 +659,10 @@ pub fn instrument_error_labels(source: &str) -> String {
         return source.to_string();
     }
     out.push_str(&source[last..]);
-    // The declaration goes on the first line, so that line numbers do not move.
-    format!("void __cpals_error_label(void); {}", out)
+    // The call declares the function in its own block: a declaration on the first line would
+    // follow a directive there (`#include`, a `.i` file's line marker), and a line of its
+    // own would move every line number.
+    out
 }
 
 /// Compiles a program and a harness in `dir` (files, or generated and cached) and runs the
@@ -716,8 +718,11 @@ mod tests {
     fn error_labels_call_the_harness_and_keep_lines() {
         let src = "int main() {\n  if (x) { ERROR: ; }\n  return 0;\n}\n";
         let out = instrument_error_labels(src);
-        assert!(out.starts_with("void __cpals_error_label(void); int main() {\n"));
-        assert!(out.contains("ERROR: __cpals_error_label(); ;"));
+        assert!(out.starts_with("int main() {\n"));
+        assert!(out.contains("ERROR: { extern void __cpals_error_label(void); __cpals_error_label(); } ;"));
+        // A first line that is a directive stays one.
+        let src = "#include <stdlib.h>\nint main() {\n  ERROR: return 1;\n}\n";
+        assert!(instrument_error_labels(src).starts_with("#include <stdlib.h>\n"));
         assert_eq!(out.lines().count(), src.lines().count());
     }
 
