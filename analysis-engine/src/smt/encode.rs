@@ -359,10 +359,13 @@ impl<'p> Encoder<'p> {
             Expr::Elem(v, i, t) => {
                 let idx = self.expr(i);
                 let mut taint = computed(join(self.cur_taint(*v), idx.taint.clone()));
+                let separate = self.cell_taints();
                 for (c, why) in self.cur_cell_taint(*v).iter().flat_map(|cells| cells.iter()) {
                     match i.constant() {
                         Some(k) if k == *c => taint = join(taint, Some(why.clone())),
                         Some(_) => {}
+                        // Inside a DAG (no separations there) every tainted cell counts.
+                        None if !separate => taint = join(taint, Some(why.clone())),
                         None => {
                             let other = idx.t.eq(self.konst(*c, IntTy::I64)).not();
                             self.separations.push((other, why.clone()));
