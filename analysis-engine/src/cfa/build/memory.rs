@@ -170,6 +170,11 @@ impl Contents {
     pub const UNKNOWN: i128 = 2;
 }
 
+/// `free` and the kernel's `kfree`.
+pub fn is_deallocator(name: &str) -> bool {
+    matches!(name, "free" | "kfree")
+}
+
 /// The object id of an encoded pointer, as an array index (a division rather than a shift, and
 /// a remainder rather than a mask below: linear integer arithmetic expresses them too).
 pub fn object_of(addr: &Expr) -> Expr {
@@ -387,12 +392,15 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
     fn byte_view(&self, tags: VarId, class: Class, addr: &Expr, bytes: u64, cty: IntTy) -> Option<(Expr, Expr)> {
         let bin = |op, a: Expr, b: Expr, t: IntTy| Expr::Binary(op, Box::new(a), Box::new(b), t);
         match class {
-            Class::B8 => self.integer_byte(tags, addr).map(|(c, v)| (c, v.cast(cty))),
+            Class::B8 => {
+                let (c, v) = self.integer_byte(tags, addr);
+                Some((c, v.cast(cty)))
+            }
             Class::B16 | Class::B32 | Class::B64 => {
                 let parts: Vec<(Expr, Expr)> = (0..bytes)
                     .map(|j| {
                         let at = displace(addr, Expr::Const(j as i128, IntTy::U64));
-                        let (int_byte, v) = self.integer_byte(tags, &at).expect("integer classes");
+                        let (int_byte, v) = self.integer_byte(tags, &at);
                         let char_byte = tag_is(tags, &at, 0, Tags::stored(Class::B8, 0));
                         let mem8 =
                             Expr::Elem(self.cx.mem.as_ref().expect("memory").cell(Class::B8), Box::new(at.cast(IntTy::I64)), IntTy::U8);
@@ -411,7 +419,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
 
     /// Tagged memory: whether the byte at `addr` was written as part of a 2-, 4- or 8-byte
     /// integer, and its value then (an unsigned 64-bit integer below 256).
-    fn integer_byte(&self, tags: VarId, addr: &Expr) -> Option<(Expr, Expr)> {
+    fn integer_byte(&self, tags: VarId, addr: &Expr) -> (Expr, Expr) {
         let m = self.cx.mem.as_ref().expect("memory model");
         let bin = |op, a: Expr, b: Expr, t: IntTy| Expr::Binary(op, Box::new(a), Box::new(b), t);
         let u64c = |v: i128| Expr::Const(v, IntTy::U64);
@@ -438,7 +446,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             IntTy::U64,
         );
         let v = bin(BinOp::BitAnd, v, u64c(0xff), IntTy::U64);
-        Some((cond, v))
+        (cond, v)
     }
 
     /// The class of memory array `arr`.
@@ -752,7 +760,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             Some(Value::Int(e, _)) => e.clone().cast(IntTy::U64),
             _ => Expr::Unknown(IntTy::U64, Imprecision::Other),
         };
-        if matches!(name, "free" | "kfree") {
+        if is_deallocator(name) {
             if let Some(Value::Int(p, _)) = args.first() {
                 self.free(p.clone(), span);
             }

@@ -731,7 +731,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             }
         }
         if self.memory_on()
-            && (is_allocator(&name) || matches!(name.as_str(), "free" | "kfree"))
+            && (is_allocator(&name) || super::super::memory::is_deallocator(&name))
             && sig.as_ref().is_none_or(|s| !s.variadic)
         {
             return self.memory_call(&name, &arg_values, span);
