@@ -293,6 +293,8 @@ pub struct Shares {
     /// Invariants guessed from the program's text and checked (`analyses::guesses`), after
     /// the first value slice.
     pub guesses: f64,
+    /// k-induction (`analyses::kinduction`), after the Horn clause phase.
+    pub kinduction: f64,
 }
 
 /// Everything a run depends on besides the program.
@@ -315,7 +317,7 @@ pub struct VerifyConfig {
 
 impl VerifyConfig {
     /// The phases of `combined` that can be left out by name (`cpals check --without`).
-    pub const PHASES: [&'static str; 8] = ["fuzz", "concrete", "summaries", "value", "guesses", "cells", "templates", "chc"];
+    pub const PHASES: [&'static str; 9] = ["fuzz", "concrete", "summaries", "value", "guesses", "cells", "templates", "chc", "kinduction"];
 
     /// Leaves out the phase named `name`; `false` if there is no such phase.
     pub fn without(&mut self, name: &str) -> bool {
@@ -331,6 +333,7 @@ impl VerifyConfig {
             "chc" => &mut self.shares.chc,
             "cells" => &mut self.shares.cells,
             "guesses" => &mut self.shares.guesses,
+            "kinduction" => &mut self.shares.kinduction,
             _ => return false,
         };
         *share = 0.0;
@@ -360,7 +363,17 @@ impl VerifyConfig {
             },
             summaries: SummaryOptions { dag_refinement: true, dag_interpolants: None, scope: Scope::Function, form: Form::Atoms },
             concrete: ConcreteOptions { runs: 12, time: Duration::from_secs(3), steps: 2_000_000_000, native: NativeExecution::Sandboxed },
-            shares: Shares { fuzz: 0.1, concrete: 0.3, summaries: 0.4, value: 0.35, templates: 0.25, chc: 0.3, cells: 0.2, guesses: 0.3 },
+            shares: Shares {
+                fuzz: 0.1,
+                concrete: 0.3,
+                summaries: 0.4,
+                value: 0.35,
+                templates: 0.25,
+                chc: 0.3,
+                cells: 0.2,
+                guesses: 0.3,
+                kinduction: 0.25,
+            },
         }
     }
 }

@@ -37,7 +37,7 @@ const INCREMENTAL_MS: u64 = 200;
 /// polynomial identity modulo 2^64 is then plain, where bit-blasting 64-bit products does not
 /// end. (4.8.12's own normalisation, as a tactic in this process, misses most of these and was
 /// seen to crash under interruption.)
-fn decide(s: &Solver, products: bool, cancel: &Cancel) -> Sat {
+pub(crate) fn decide(s: &Solver, products: bool, cancel: &Cancel) -> Sat {
     decide_with(s, products, cancel, true)
 }
 
@@ -212,7 +212,7 @@ fn product(e: &Expr) -> bool {
 
 /// Whether a function of `funcs` has a product of two non-constant operands ([`product`]):
 /// only then may a query have products to abstract or normalise ([`decide_with`]).
-fn has_products(p: &Program, funcs: &[FuncId]) -> bool {
+pub(crate) fn has_products(p: &Program, funcs: &[FuncId]) -> bool {
     funcs.iter().any(|&f| {
         p.cfa(f).edges.iter().any(|e| {
             let mut found = false;

@@ -7,6 +7,7 @@ pub mod chc;
 pub mod combined;
 pub mod composite;
 pub mod guesses;
+pub mod kinduction;
 pub mod location;
 pub mod predicate;
 pub mod summaries;

@@ -18,6 +18,7 @@ use crate::analyses::template::TemplateResult;
 use crate::cfa::Program;
 use crate::config::{Analysis, NativeExecution, Order, PrecisionHint, VerifyConfig};
 use crate::core::Cancel;
+use crate::invariants::Annotations;
 use crate::ir::FuncId;
 use crate::properties::{properties, Property, PropertyKey};
 use crate::report::build::{self, Credits, TemplateCredit};
@@ -32,6 +33,9 @@ const VALUE_SLICE: Duration = Duration::from_secs(1);
 /// The Horn clause phase's time without a time limit (generous: a run without a limit is
 /// bounded by work, and its verdict must not depend on how busy the machine is).
 const CHC_TIME: Duration = Duration::from_secs(60);
+
+/// k-induction's time without a time limit.
+const KINDUCTION_TIME: Duration = Duration::from_secs(8);
 
 /// The first fuzzing phase's time at most: most bugs random inputs find, they find in well
 /// under a second (docs/benchmarks.md); the analyses come next, and the fuzzer again after
@@ -78,6 +82,10 @@ pub enum Phase {
     /// The whole program's Horn clauses solved by Spacer (`analyses::chc`) in `combined`,
     /// after the templates, with `Shares::chc` of the time left.
     Chc,
+    /// k-induction (`analyses::kinduction`) in `combined`, after the Horn clause phase (its
+    /// step case strengthened by their invariants and the templates'), with
+    /// `Shares::kinduction` of the time left.
+    KInduction,
     /// CEGAR with the configured analysis (`value`, `predicate`, `combined`) for the rest.
     Cegar,
 }
@@ -121,6 +129,9 @@ pub fn plan(cfg: &VerifyConfig, p: &Program) -> Vec<Phase> {
             }
             if cfg.shares.chc > 0.0 {
                 phases.push(Phase::Chc);
+            }
+            if cfg.shares.kinduction > 0.0 {
+                phases.push(Phase::KInduction);
             }
             if cfg.shares.value > 0.0 {
                 phases.push(Phase::Value(Slice::Rest));
@@ -166,7 +177,10 @@ struct Run<'a> {
     /// The fuzzer, kept for the second fuzzing phase.
     fuzz: fuzz::FuzzState,
     /// The loop invariants of the Horn clause phase (checked inductive).
-    chc_invariants: Vec<crate::report::outcome::FoundInvariant>,
+    chc_annotations: Annotations,
+    /// Loop invariants to show besides the templates' and the final analysis's: the Horn
+    /// clause phase's, and those k-induction's proofs assumed (checked inductive).
+    found_invariants: Vec<crate::report::outcome::FoundInvariant>,
 }
 
 /// Runs the configured analysis and reports on every property.
@@ -213,11 +227,12 @@ fn run_phases(program: &Program, config: &VerifyConfig, cancel: &Cancel, progres
         reported: 0,
         started,
         fuzz: fuzz::FuzzState::default(),
-        chc_invariants: Vec::new(),
+        chc_annotations: Annotations::new(),
+        found_invariants: Vec::new(),
     };
     let phases = plan(config, program);
     let mut outcome = crate::smt::interruptible(&cancel, || run.execute(&phases));
-    outcome.invariants.append(&mut run.chc_invariants);
+    outcome.invariants.append(&mut run.found_invariants);
     run.stats.time_ms = started.elapsed().as_millis() as u64;
     let templates = template_credit(run.templates.as_ref());
     let credits = Credits { analysis: config.analysis, templates: templates.as_ref(), all_by_templates: run.all_by_templates };
@@ -306,6 +321,7 @@ impl Run<'_> {
                 Phase::Value(slice) => self.value(slice),
                 Phase::Templates => self.templates(),
                 Phase::Chc => self.chc(),
+                Phase::KInduction => self.kinduction(),
                 Phase::Cells => self.cells(),
                 Phase::Guesses => self.guesses(),
                 Phase::Cegar => {
@@ -588,7 +604,45 @@ impl Run<'_> {
         if r.proved.is_empty() {
             return Next::Continue;
         }
-        self.chc_invariants = build::loop_invariants(self.program, &r.invariants, crate::report::InvariantSource::Chc);
+        self.found_invariants = build::loop_invariants(self.program, &r.invariants, crate::report::InvariantSource::Chc);
+        self.chc_annotations = r.invariants;
+        self.proved.extend(r.proved.iter().copied());
+        if !self.props.iter().all(|p| self.proved.contains(&p.key) || by_templates(&p.key)) {
+            return Next::Continue;
+        }
+        self.done()
+    }
+
+    /// k-induction on the properties still open, its step case strengthened by the loop
+    /// invariants of the templates and the Horn clause phase: what it proves is proved for the
+    /// rest of the run; it ends the run when nothing is left open.
+    fn kinduction(&mut self) -> Next {
+        let by_templates = |k: &PropertyKey| self.templates.as_ref().is_some_and(|t| t.proved.contains(k));
+        let decided = |k: &PropertyKey| self.proved.contains(k) || by_templates(k) || self.found.get(k).is_some_and(Decision::is_violated);
+        let open: Vec<Property> = self.props.iter().filter(|p| !decided(&p.key)).cloned().collect();
+        if open.is_empty() {
+            return Next::Continue;
+        }
+        let mut candidates = self.chc_annotations.clone();
+        for inv in self.templates.iter().flat_map(|t| &t.invariants) {
+            candidates.entry((inv.func, inv.node)).or_default().extend(inv.exprs.iter().cloned());
+        }
+        let budget = self.budget(self.config.shares.kinduction, KINDUCTION_TIME);
+        let cancel = self.cancel.child(Some(budget));
+        let program = self.program;
+        let Some(r) =
+            phases::on_own_thread("k-induction", || crate::analyses::kinduction::prove_program(program, &open, candidates, &cancel))
+        else {
+            return Next::Continue;
+        };
+        if r.proved.is_empty() {
+            return Next::Continue;
+        }
+        self.stats.k_induction = Some(self.stats.k_induction.unwrap_or(0).max(r.k));
+        let shown: BTreeSet<(u32, u32, String)> =
+            self.found_invariants.iter().map(|i| (i.range.line, i.range.col, i.expr.clone())).collect();
+        let used = build::loop_invariants(self.program, &r.strengthening, crate::report::InvariantSource::KInduction);
+        self.found_invariants.extend(used.into_iter().filter(|i| !shown.contains(&(i.range.line, i.range.col, i.expr.clone()))));
         self.proved.extend(r.proved.iter().copied());
         if !self.props.iter().all(|p| self.proved.contains(&p.key) || by_templates(&p.key)) {
             return Next::Continue;

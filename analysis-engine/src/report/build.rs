@@ -420,6 +420,12 @@ pub fn assemble(p: &Program, props: &[Property], run: Outcome, credits: Credits,
                 .into(),
         );
     }
+    if let Some(k) = stats.k_induction {
+        semantics.push(format!(
+            "k-induction (k up to {}) over the entry function's loops, its step case strengthened by the invariants shown as `k-induction`",
+            k
+        ));
+    }
     if credits.templates.is_some() {
         semantics.push(
             "template invariants (local policy iteration) are linear constraints over mathematical integers, checked inductive bit-precisely"

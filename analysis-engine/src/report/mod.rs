@@ -211,6 +211,8 @@ pub enum InvariantSource {
     Lpi,
     /// The solution of the whole program's Horn clauses (Spacer, `analyses::chc`).
     Chc,
+    /// Invariants k-induction's step case assumed (`analyses::kinduction`).
+    KInduction,
 }
 
 impl std::fmt::Display for InvariantSource {
@@ -219,6 +221,7 @@ impl std::fmt::Display for InvariantSource {
             InvariantSource::Analysis(a) => f.write_str(a.name()),
             InvariantSource::Lpi => f.write_str("lpi"),
             InvariantSource::Chc => f.write_str("chc"),
+            InvariantSource::KInduction => f.write_str("k-induction"),
         }
     }
 }
@@ -250,6 +253,8 @@ pub struct Stats {
     /// The program reads no input and its one execution was run to its end: what it did not
     /// reach is proved (see `portfolio::concrete`).
     pub proved_by_execution: bool,
+    /// The largest depth k-induction needed, when it proved something.
+    pub k_induction: Option<u32>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -74,7 +74,7 @@ pub struct AnalysisArgs {
     #[arg(long, value_enum, value_delimiter = ',', default_value = "spacer,qe,farkas")]
     pub interpolation: Vec<Strategy>,
     /// Phases of `combined` to leave out (comma-separated: fuzz, concrete, summaries, value,
-    /// guesses, cells, templates, chc), to measure what each contributes.
+    /// guesses, cells, templates, chc, kinduction), to measure what each contributes.
     #[arg(long, value_delimiter = ',', value_name = "PHASE")]
     pub without: Vec<String>,
     /// What the summary analysis refines per round: dag (all error paths of the round
