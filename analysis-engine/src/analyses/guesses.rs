@@ -12,7 +12,12 @@
 //! variables, bitwise operations, division): linear invariants are the template and Horn
 //! clause phases'.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+
+use num_bigint::BigInt;
+use num_integer::Integer;
+use num_rational::BigRational;
+use num_traits::{One, ToPrimitive, Zero};
 
 use crate::cfa::{EdgeKind, NodeId, Program};
 use crate::core::Cancel;
@@ -66,12 +71,50 @@ pub fn prove_program(p: &Program, open: &[Property], cancel: &Cancel) -> BTreeSe
     }
     cands.retain(|_, v| !v.is_empty());
     let before: usize = cands.values().map(Vec::len).sum();
-    refute_by_runs(p, &mut cands, cancel);
+    let observed = refute_by_runs(p, &mut cands, cancel);
     cands.retain(|_, v| !v.is_empty());
+    tracing::debug!("guesses: {} of {} candidates survive the runs", cands.values().map(Vec::len).sum::<usize>(), before);
+    // What the runs' states suggest (it holds in every state seen) is tried second, with the
+    // time the first try leaves: its products make queries slower, and must not cost what
+    // the program's text alone proves.
+    let mut with_learned = cands.clone();
+    for (head, obs) in &observed {
+        if let Some(list) = with_learned.get_mut(head) {
+            let from_runs = learned(p, obs);
+            tracing::debug!(
+                "guesses: {} candidates learned from {} states at {}@{}",
+                from_runs.len(),
+                obs.states.len(),
+                p.cfa(head.0).name,
+                head.1 .0
+            );
+            for e in from_runs {
+                if !list.contains(&e) {
+                    list.push(e);
+                }
+            }
+        }
+    }
+    let mut proved = houdini(p, open, &targets, cands.clone(), cancel);
+    if proved.len() < open.len() && with_learned != cands && cancel.check().is_ok() {
+        let left: Vec<Property> = open.iter().filter(|pr| !proved.contains(&pr.key)).cloned().collect();
+        proved.extend(houdini(p, &left, &targets, with_learned, cancel));
+    }
+    tracing::debug!("guesses: {} of {} properties proved", proved.len(), open.len());
+    proved
+}
+
+/// The properties of `open` that the inductive subset of `cands` shows to hold.
+fn houdini(
+    p: &Program,
+    open: &[Property],
+    targets: &BTreeSet<(FuncId, NodeId)>,
+    cands: Annotations,
+    cancel: &Cancel,
+) -> BTreeSet<PropertyKey> {
     if cands.is_empty() {
         return BTreeSet::new();
     }
-    tracing::debug!("guesses: {} of {} candidates survive the runs", cands.values().map(Vec::len).sum::<usize>(), before);
     tracing::debug!("guesses: {} candidates at {} cut points", cands.values().map(Vec::len).sum::<usize>(), cands.len());
     if tracing::enabled!(tracing::Level::TRACE) {
         for ((f, n), c) in &cands {
@@ -90,14 +133,12 @@ pub fn prove_program(p: &Program, open: &[Property], cancel: &Cancel) -> BTreeSe
             tracing::debug!("guesses: inductive at {}@{}: {}", p.cfa(*f).name, n.0, shown.join(" && "));
         }
     }
-    let shown = unreachable_targets(p, &inv, &targets, cancel);
+    let target_node = |k: &PropertyKey| p.cfa(k.func).node_ids().find(|&n| p.cfa(k.func).node(n).target == Some(k.target));
+    let shown = unreachable_targets(p, &inv, targets, cancel);
     if cancel.check().is_err() {
         return BTreeSet::new();
     }
-    let proved: BTreeSet<PropertyKey> =
-        open.iter().map(|pr| pr.key).filter(|k| target_node(k).is_some_and(|n| shown.contains(&(k.func, n)))).collect();
-    tracing::debug!("guesses: {} of {} properties proved", proved.len(), open.len());
-    proved
+    open.iter().map(|pr| pr.key).filter(|k| target_node(k).is_some_and(|n| shown.contains(&(k.func, n)))).collect()
 }
 
 /// Whether `e` is beyond what the linear phases express: a product of variables, a division or
@@ -119,19 +160,30 @@ const STATES_PER_HEAD: u32 = 200;
 
 /// Drops the candidates some concrete run's state at their loop head refutes (Ernst et al.'s
 /// Daikon, and DIG for `nla-digbench`, learn invariants from such states): an invariant holds
-/// in every state a run reaches, so what remains is what Houdini has to check.
-fn refute_by_runs(p: &Program, cands: &mut Annotations, cancel: &Cancel) {
+/// in every state a run reaches, so what remains is what Houdini has to check. Returns the
+/// states seen at each annotated loop head, as the values of its function's scalars
+/// ([`scalars`]), for [`learned`].
+fn refute_by_runs(p: &Program, cands: &mut Annotations, cancel: &Cancel) -> BTreeMap<(FuncId, NodeId), Observed> {
     struct Refuter<'a> {
+        p: &'a Program,
         cands: &'a mut Annotations,
         seen: std::collections::HashMap<(FuncId, NodeId), u32>,
+        observed: BTreeMap<(FuncId, NodeId), Observed>,
     }
     impl crate::concrete::HeadObserver for Refuter<'_> {
         fn at_head(&mut self, func: FuncId, node: NodeId, eval: &mut dyn FnMut(&Expr) -> Option<i128>) {
             let Some(list) = self.cands.get_mut(&(func, node)) else { return };
             let seen = self.seen.entry((func, node)).or_default();
             *seen += 1;
-            if *seen <= STATES_PER_HEAD {
-                list.retain(|e| eval(e) != Some(0));
+            if *seen > STATES_PER_HEAD {
+                return;
+            }
+            list.retain(|e| eval(e) != Some(0));
+            let p = self.p;
+            let obs = self.observed.entry((func, node)).or_insert_with(|| Observed { vars: scalars(p, func), states: BTreeSet::new() });
+            let state: Option<Vec<i128>> = obs.vars.iter().map(|&v| eval(&Expr::Var(v, p.var(v).int_ty()))).collect();
+            if let Some(state) = state {
+                obs.states.insert(state);
             }
         }
     }
@@ -144,22 +196,202 @@ fn refute_by_runs(p: &Program, cands: &mut Annotations, cancel: &Cancel) {
         max_frames: 10_000,
         accelerate: false,
     };
+    let mut r = Refuter { p, cands, seen: Default::default(), observed: BTreeMap::new() };
     for k in 0..RUNS {
         if cancel.check().is_err() {
-            return;
+            break;
         }
         let mut strategy: Box<dyn crate::concrete::InputStrategy> = match k {
             0 => Box::new(crate::concrete::Zeros),
             1..=4 => Box::new(crate::concrete::Boundary::new(k)),
             _ => Box::new(crate::concrete::Constant(k as i128 - 3)),
         };
-        let mut r = Refuter { cands: &mut *cands, seen: Default::default() };
+        r.seen.clear();
         let run = crate::concrete::run_observed(p, &plan, strategy.as_mut(), &limits, cancel, &mut r);
         if run.inputs.is_empty() && run.choices == 0 {
             // Every run would be this one.
-            return;
+            break;
         }
     }
+    r.observed
+}
+
+/// The states runs reached at one loop head: the values of `vars`, each state once.
+struct Observed {
+    vars: Vec<VarId>,
+    states: BTreeSet<Vec<i128>>,
+}
+
+/// Equalities learned per loop head at most (the null space's sparsest vectors).
+const MAX_EQUALITIES: usize = 6;
+/// The degree of the monomials equalities are learned over (DIG's default; cubic ones put
+/// products of three 64-bit terms into every query of Houdini, which then does not end in
+/// its time on `nla-digbench`'s loops).
+const MAX_DEGREE: usize = 2;
+/// Difference bounds `x - y <= c` are learned for `|c|` up to this: the off-by-one bounds
+/// of counters against their limits (`n <= a + 1` when the loop ends at `n == a + 1`); a
+/// large observed bound is the runs' inputs, not an invariant.
+const MAX_OFFSET: i128 = 8;
+
+/// Candidates learned from the states runs reached at a loop head (Nguyen, Kapur, Weimer and
+/// Forrest, *Using Dynamic Analysis to Discover Polynomial and Array Invariants*, ICSE 2012,
+/// §3.1 and §3.2): the polynomial equalities every state satisfies (the null space of the
+/// matrix of their monomials, up to degree [`MAX_DEGREE`] when there are enough states, else lower),
+/// and octagonal difference bounds `x - y <= c` with their "or still zero" form. They hold in
+/// every observed state by construction; Houdini decides whether they are invariants.
+fn learned(p: &Program, obs: &Observed) -> Vec<Expr> {
+    let mut out = Vec::new();
+    let states: Vec<&Vec<i128>> = obs.states.iter().collect();
+    let n = obs.vars.len();
+    if states.len() < 2 || n == 0 {
+        return out;
+    }
+    // Monomials of the highest degree the states determine (at least as many states as
+    // monomials; fewer would make the null space mostly coincidence).
+    let Some(monomials) = (1..=MAX_DEGREE).rev().map(|d| monomials(n, d)).find(|m| m.len() <= states.len()) else {
+        return out;
+    };
+    let rows: Vec<Vec<BigRational>> = states
+        .iter()
+        .map(|s| monomials.iter().map(|m| BigRational::from_integer(m.iter().map(|&i| BigInt::from(s[i])).product())).collect())
+        .collect();
+    let mut basis = null_space(rows, monomials.len());
+    // A relation whose monomials share a variable is that variable times a smaller relation
+    // (`a*z - 6*a*n - 6*a == 0` of `z - 6*n - 6 == 0`): nothing Houdini needs, at the cost of
+    // a product in every query.
+    basis.retain(|v| {
+        let mut common: Option<BTreeSet<usize>> = None;
+        for (c, m) in v.iter().zip(&monomials) {
+            if !c.is_zero() {
+                let vars: BTreeSet<usize> = m.iter().copied().collect();
+                common = Some(match common {
+                    None => vars,
+                    Some(s) => s.intersection(&vars).copied().collect(),
+                });
+            }
+        }
+        common.is_some_and(|s| s.is_empty())
+    });
+    basis.sort_by_key(|v| v.iter().filter(|c| !c.is_zero()).count());
+    for v in basis.into_iter().take(MAX_EQUALITIES) {
+        if let Some(e) = polynomial_eq(p, &obs.vars, &monomials, &v) {
+            out.push(e);
+        }
+    }
+    // Difference bounds, both ways, for each pair: over all states, and over the states where
+    // the first is not zero (`n <= a + 1 | n == 0` for a counter that stays 0 when its limit
+    // is negative).
+    for i in 0..n {
+        for j in 0..n {
+            if i == j {
+                continue;
+            }
+            let (x, y) = (obs.vars[i], obs.vars[j]);
+            let diff = || Expr::Binary(BinOp::Sub, Box::new(wide(p, x)), Box::new(wide(p, y)), IntTy::I64);
+            let all = states.iter().map(|s| s[i] - s[j]).max().expect("two states");
+            let constant = states.iter().all(|s| s[i] - s[j] == all);
+            // (A constant difference is an equality, learned above.)
+            if all.abs() <= MAX_OFFSET && !constant {
+                out.push(binary(BinOp::Le, diff(), Expr::Const(all, IntTy::I64)));
+            }
+            if let Some(c) = states.iter().filter(|s| s[i] != 0).map(|s| s[i] - s[j]).max() {
+                if c.abs() <= MAX_OFFSET && c < all {
+                    let bound = binary(BinOp::Le, diff(), Expr::Const(c, IntTy::I64));
+                    out.push(binary(BinOp::BitOr, bound, binary(BinOp::Eq, wide(p, x), Expr::Const(0, IntTy::I64))));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The monomials over `n` variables up to degree `d`, each as the indices of its factors
+/// (the empty one is the constant 1).
+fn monomials(n: usize, d: usize) -> Vec<Vec<usize>> {
+    let mut out: Vec<Vec<usize>> = vec![Vec::new()];
+    let mut last: Vec<Vec<usize>> = vec![Vec::new()];
+    for _ in 0..d {
+        let next: Vec<Vec<usize>> = last
+            .iter()
+            .flat_map(|m| {
+                let from = m.last().copied().unwrap_or(0);
+                (from..n).map(move |i| {
+                    let mut m2 = m.clone();
+                    m2.push(i);
+                    m2
+                })
+            })
+            .collect();
+        out.extend(next.iter().cloned());
+        last = next;
+    }
+    out
+}
+
+/// A basis of the null space of `rows` (each `cols` long), exactly, by Gauss-Jordan
+/// elimination over the rationals: the vectors `v` with `row · v == 0` for every row.
+fn null_space(mut rows: Vec<Vec<BigRational>>, cols: usize) -> Vec<Vec<BigRational>> {
+    let mut pivots: Vec<usize> = Vec::new();
+    let mut r = 0;
+    for c in 0..cols {
+        let Some(k) = (r..rows.len()).find(|&k| !rows[k][c].is_zero()) else { continue };
+        rows.swap(r, k);
+        let inv = rows[r][c].recip();
+        for x in rows[r].iter_mut() {
+            *x = &*x * &inv;
+        }
+        let pivot_row = rows[r].clone();
+        for (k, row) in rows.iter_mut().enumerate() {
+            if k != r && !row[c].is_zero() {
+                let f = row[c].clone();
+                for (x, y) in row.iter_mut().zip(&pivot_row) {
+                    *x = &*x - &(&f * y);
+                }
+            }
+        }
+        pivots.push(c);
+        r += 1;
+        if r == rows.len() {
+            break;
+        }
+    }
+    (0..cols)
+        .filter(|c| !pivots.contains(c))
+        .map(|free| {
+            let mut v = vec![BigRational::zero(); cols];
+            v[free] = BigRational::one();
+            for (row, &pc) in pivots.iter().enumerate() {
+                v[pc] = -rows[row][free].clone();
+            }
+            v
+        })
+        .collect()
+}
+
+/// `Σ c·m == 0` in `long long` for a null-space vector, scaled to coprime integer
+/// coefficients; `None` when one does not fit comfortably.
+fn polynomial_eq(p: &Program, vars: &[VarId], monomials: &[Vec<usize>], v: &[BigRational]) -> Option<Expr> {
+    let lcm = v.iter().fold(BigInt::one(), |acc, c| acc.lcm(c.denom()));
+    let ints: Vec<BigInt> = v.iter().map(|c| (c * BigRational::from_integer(lcm.clone())).to_integer()).collect();
+    let gcd = ints.iter().fold(BigInt::zero(), |acc, c| acc.gcd(c));
+    if gcd.is_zero() {
+        return None;
+    }
+    let mut sum: Option<Expr> = None;
+    for (c, m) in ints.iter().zip(monomials) {
+        let c = (c / &gcd).to_i64().filter(|c| c.unsigned_abs() < 1 << 31)?;
+        if c == 0 {
+            continue;
+        }
+        let term = m.iter().fold(Expr::Const(c as i128, IntTy::I64), |acc, &i| {
+            Expr::Binary(BinOp::Mul, Box::new(acc), Box::new(wide(p, vars[i])), IntTy::I64)
+        });
+        sum = Some(match sum {
+            None => term,
+            Some(s) => Expr::Binary(BinOp::Add, Box::new(s), Box::new(term), IntTy::I64),
+        });
+    }
+    Some(binary(BinOp::Eq, sum?, Expr::Const(0, IntTy::I64)))
 }
 
 fn binary(op: BinOp, a: Expr, b: Expr) -> Expr {
@@ -286,6 +518,52 @@ mod tests {
         // One step off: `y*y - 2*x + y == 0` fails after the first iteration.
         let (p, _) = proved(&SQUARES.replace("x = y + x", "x = y + x + 1"));
         assert_eq!(p, 0);
+    }
+
+    /// The null space of states `(1, y, z)` with `z == 2*y + 1` is that relation.
+    #[test]
+    fn the_null_space_of_observed_states_is_their_linear_relation() {
+        use num_rational::BigRational;
+        use num_traits::Zero;
+        let q = |x: i64| BigRational::from_integer(x.into());
+        let rows: Vec<Vec<BigRational>> = (0..5).map(|y| vec![q(1), q(y), q(2 * y + 1)]).collect();
+        let basis = super::null_space(rows.clone(), 3);
+        assert_eq!(basis.len(), 1);
+        let v = &basis[0];
+        // Proportional to (-1, -2, 1), and zero on every row.
+        assert_eq!((&v[0] / &v[2], &v[1] / &v[2]), (q(-1), q(-2)));
+        assert!(rows.iter().all(|r| r.iter().zip(v).fold(BigRational::zero(), |acc, (a, b)| acc + a * b).is_zero()));
+        // A state off the line leaves nothing.
+        let mut off = rows;
+        off.push(vec![q(1), q(7), q(3)]);
+        assert!(super::null_space(off, 3).is_empty());
+    }
+
+    /// The runs' states at the loop head give `z == 2*y + 1` (linear, from the null space),
+    /// `y*y`'s relation to the sum `s` (degree 2), and `y <= n | y == 0` (a difference bound).
+    #[test]
+    fn equalities_and_bounds_are_learned_from_the_runs_states() {
+        let text = "extern int __VERIFIER_nondet_int(void);\nint main(void) {\nint n = __VERIFIER_nondet_int();\n\
+                    long long y = 0, z = 1, s = 0;\nwhile (y < n) { s = s + z; z = z + 2; y = y + 1; }\nreturn 0;\n}\n";
+        let input = crate::frontend::SourceInput { path: "learn.c".into(), text: text.into() };
+        let p = crate::load(&input, crate::cfa::DataModel::Lp64).expect("loads");
+        let main = p.entry.expect("main");
+        let head = p.cfa(main).loop_heads().next().expect("a loop");
+        let mut cands = crate::invariants::Annotations::new();
+        cands.insert(
+            (main, head),
+            vec![super::binary(
+                crate::ir::BinOp::Eq,
+                super::wide(&p, super::scalars(&p, main)[0]),
+                super::wide(&p, super::scalars(&p, main)[0]),
+            )],
+        );
+        let observed = super::refute_by_runs(&p, &mut cands, &crate::core::Cancel::new());
+        let obs = observed.get(&(main, head)).expect("states at the loop head");
+        let shown: Vec<String> = super::learned(&p, obs).iter().map(|e| crate::cfa::pretty::expr(&p, e, true)).collect();
+        for want in ["-1 + -2 * y + 1 * z == 0", "-1 * s + 1 * y * y == 0", "y - n <= 0 | y == 0"] {
+            assert!(shown.iter().any(|s| s == want), "`{want}` not learned: {shown:?}");
+        }
     }
 
     #[test]
