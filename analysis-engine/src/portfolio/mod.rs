@@ -36,7 +36,7 @@ const CHC_TIME: Duration = Duration::from_secs(60);
 
 /// k-induction's time without a time limit (its proofs take milliseconds where it finds one:
 /// a small depth, docs/benchmarks.md; a longer try takes the later phases' time).
-const KINDUCTION_TIME: Duration = Duration::from_secs(3);
+const KINDUCTION_TIME: Duration = Duration::from_secs(2);
 
 /// The first fuzzing phase's time at most: most bugs random inputs find, they find in well
 /// under a second (docs/benchmarks.md); the analyses come next, and the fuzzer again after
