@@ -372,7 +372,7 @@ impl VerifyConfig {
                 chc: 0.3,
                 cells: 0.2,
                 guesses: 0.3,
-                kinduction: 0.25,
+                kinduction: 0.05,
             },
         }
     }
