@@ -578,14 +578,8 @@ impl Run<'_> {
     /// The Horn clause phase on the properties still open: what it proves is proved for the
     /// rest of the run; it ends the run when nothing is left open.
     fn chc(&mut self) -> Next {
-        let by_templates = |k: &PropertyKey| self.templates.as_ref().is_some_and(|t| t.proved.contains(k));
-        let decided: BTreeSet<PropertyKey> = self
-            .props
-            .iter()
-            .map(|p| p.key)
-            .filter(|k| self.proved.contains(k) || by_templates(k) || self.found.get(k).is_some_and(Decision::is_violated))
-            .collect();
-        let open: Vec<Property> = self.props.iter().filter(|p| !decided.contains(&p.key)).cloned().collect();
+        let open = self.undecided();
+        let decided: BTreeSet<PropertyKey> = self.props.iter().map(|p| p.key).filter(|k| !open.iter().any(|o| o.key == *k)).collect();
         // A violated property's target may be shared with open ones (an assertion helper's):
         // its clauses would be satisfiable; the phase is left out then.
         let violated: BTreeSet<(FuncId, u32)> =
@@ -608,6 +602,19 @@ impl Run<'_> {
         self.found_invariants = build::loop_invariants(self.program, &r.invariants, crate::report::InvariantSource::Chc);
         self.chc_annotations = r.invariants;
         self.proved.extend(r.proved.iter().copied());
+        self.done_if_all_proved()
+    }
+
+    /// The properties neither violated nor proved so far (by a phase or by the templates).
+    fn undecided(&self) -> Vec<Property> {
+        let by_templates = |k: &PropertyKey| self.templates.as_ref().is_some_and(|t| t.proved.contains(k));
+        let decided = |k: &PropertyKey| self.proved.contains(k) || by_templates(k) || self.found.get(k).is_some_and(Decision::is_violated);
+        self.props.iter().filter(|p| !decided(&p.key)).cloned().collect()
+    }
+
+    /// Ends the run when every property is proved (by a phase or by the templates).
+    fn done_if_all_proved(&self) -> Next {
+        let by_templates = |k: &PropertyKey| self.templates.as_ref().is_some_and(|t| t.proved.contains(k));
         if !self.props.iter().all(|p| self.proved.contains(&p.key) || by_templates(&p.key)) {
             return Next::Continue;
         }
@@ -618,9 +625,7 @@ impl Run<'_> {
     /// invariants of the templates and the Horn clause phase: what it proves is proved for the
     /// rest of the run; it ends the run when nothing is left open.
     fn kinduction(&mut self) -> Next {
-        let by_templates = |k: &PropertyKey| self.templates.as_ref().is_some_and(|t| t.proved.contains(k));
-        let decided = |k: &PropertyKey| self.proved.contains(k) || by_templates(k) || self.found.get(k).is_some_and(Decision::is_violated);
-        let open: Vec<Property> = self.props.iter().filter(|p| !decided(&p.key)).cloned().collect();
+        let open = self.undecided();
         if open.is_empty() {
             return Next::Continue;
         }
@@ -645,10 +650,7 @@ impl Run<'_> {
         let used = build::loop_invariants(self.program, &r.strengthening, crate::report::InvariantSource::KInduction);
         self.found_invariants.extend(used.into_iter().filter(|i| !shown.contains(&(i.range.line, i.range.col, i.expr.clone()))));
         self.proved.extend(r.proved.iter().copied());
-        if !self.props.iter().all(|p| self.proved.contains(&p.key) || by_templates(&p.key)) {
-            return Next::Continue;
-        }
-        self.done()
+        self.done_if_all_proved()
     }
 
     fn templates(&mut self) -> Next {
