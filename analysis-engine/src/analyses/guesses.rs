@@ -10,7 +10,9 @@
 //! that annotation shows its target unreachable (`invariants::unreachable_targets`). It runs
 //! only for a program that asserts a condition beyond linear arithmetic (products of
 //! variables, bitwise operations, division): linear invariants are the template and Horn
-//! clause phases'.
+//! clause phases'. When that leaves a property open, a second round adds what the concrete
+//! runs' loop-head states suggest (`learned`: DIG's polynomial equalities from the null
+//! space of their monomials, and difference bounds).
 
 use std::collections::{BTreeMap, BTreeSet};
 
