@@ -450,9 +450,9 @@ mod tests {
         crate::analyses::proved_in_main(body, |p, open, cancel| prove_program(p, open, Annotations::new(), cancel).proved)
     }
 
-    /// The same, with the step case strengthened by `name >= low` at every loop head of
-    /// `main` (what the template analysis finds there; given here, so that the test does not
-    /// depend on how far the template ladder gets in its time).
+    /// The same, with the step case strengthened by `i >= 2` at every loop head of `main`
+    /// (what the template analysis finds there; given here, so that the test does not depend
+    /// on how far the template ladder gets in its time).
     fn proved_strengthened(body: &str) -> (usize, usize) {
         crate::analyses::proved_in_main(body, |p, open, cancel| {
             let main = p.entry.expect("main");
