@@ -38,6 +38,9 @@ const OFF_USED: usize = 16;
 /// Set by the harness when the run reaches a violation (its exit status alone could be the
 /// program's own `exit(86)`).
 const OFF_REACHED: usize = 20;
+/// Set by the harness's constructor: the program's code ran, so the sandbox's filter was
+/// installed (an exit with [`sandbox::NO_SANDBOX_STATUS`] is then the program's own).
+const OFF_STARTED: usize = 24;
 const OFF_PREFIX: usize = 64;
 const OFF_TAPE: usize = OFF_PREFIX + 8 * MAX_VALUES;
 const OFF_FN: usize = OFF_TAPE + 8 * MAX_VALUES;
@@ -147,7 +150,7 @@ pub fn harness_source(fns: &[InputFn], defined: &[String], constants: &[i128]) -
     let _ = writeln!(s, "#define CPALS_MAXV {}\n#define CPALS_COV {}", MAX_VALUES, COVERAGE);
     let _ = writeln!(s, "#define CPALS_SHARED_FD {}", sandbox::SERVER_SHARED_FD);
     s.push_str(
-        "struct cpals_shared {\n  unsigned long long seed;\n  unsigned int prefix_len, tail, used, reached;\n  unsigned long long reserved[5];\n  \
+        "struct cpals_shared {\n  unsigned long long seed;\n  unsigned int prefix_len, tail, used, reached, started, pad;\n  unsigned long long reserved[4];\n  \
          unsigned long long prefix[CPALS_MAXV];\n  unsigned long long tape[CPALS_MAXV];\n  unsigned int fn[CPALS_MAXV];\n  unsigned char cov[CPALS_COV];\n};\n",
     );
     s.push_str("static struct cpals_shared *cpals_sh;\nstatic unsigned long long cpals_rng;\nstatic unsigned int cpals_prev;\n");
@@ -168,6 +171,10 @@ pub fn harness_source(fns: &[InputFn], defined: &[String], constants: &[i128]) -
   cpals_sh = (struct cpals_shared *)p;
   cpals_rng = cpals_sh->seed * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL;
   return cpals_sh;
+}}
+__attribute__((constructor)) CPALS_NI static void cpals_started(void) {{
+  struct cpals_shared *s = cpals_sh ? cpals_sh : cpals_map();
+  s->started = 1;
 }}
 CPALS_NI static unsigned long long cpals_rand(void) {{
   unsigned long long x = cpals_rng;
@@ -233,6 +240,7 @@ CPALS_NI static void cpals_record(unsigned i, unsigned k, unsigned long long v) 
             name = f.name
         );
     }
+    s.push_str(&command_line(fns));
     let _ = writeln!(
         s,
         "CPALS_NI static void cpals_reached(void) {{ struct cpals_shared *s = cpals_sh ? cpals_sh : cpals_map(); s->reached = 1; _exit({r}); }}\n\
@@ -250,6 +258,67 @@ CPALS_NI static void cpals_record(unsigned i, unsigned k, unsigned long long v) 
         }
     }
     s
+}
+
+/// The fuzzing harness's `main` when the program's `main` takes a command line (the fuzzer's
+/// input functions include the command line model's, `libc/args.c`): it draws `argc` and the
+/// bytes of argv's strings from the input functions in the model's order (the count, then 8
+/// bytes per string), so that a run's tape replays on the CFA, and passes them to the
+/// program's `main` (`__real_main`: the link's `--wrap=main`). Beyond the given values, the
+/// count is in the model's range and a string is, one time in two, one of the program's
+/// constants in decimal (`atoi(argv[1]) == 48` needs "48", which random bytes seldom give).
+/// Empty when the program has no command line.
+fn command_line(fns: &[InputFn]) -> String {
+    use crate::frontend::models::{ARGS_MAX, ARG_MAX_LEN};
+    let Some((count, byte)) = command_line_fns(fns) else { return String::new() };
+    format!(
+        r#"static char cpals_arg_text[{max}][{len} + 1];
+static char *cpals_arg_list[{max} + 1];
+/* A string of argv: {len} bytes from the inputs (a NUL among them ends it earlier). */
+CPALS_NI static void cpals_arg_fill(int k) {{
+  struct cpals_shared *s = cpals_sh ? cpals_sh : cpals_map();
+  char text[32] = {{0}};
+  int number = s->used >= s->prefix_len && s->tail == 0 && cpals_ndict && cpals_rand() % 2 == 0;
+  if (number) {{
+    long long c = (long long)cpals_dict[cpals_rand() % cpals_ndict] + (long long)(cpals_rand() % 3) - 1;
+    snprintf(text, sizeof text, "%lld", cpals_rand() % 4 == 0 ? -c : c);
+  }}
+  for (int j = 0; j < {len}; j++) {{
+    unsigned i = cpals_take();
+    char b = number ? (i < s->prefix_len ? (char)s->prefix[i] : text[j]) : (char)cpals_value(i, 8, 1);
+    cpals_record(i, {byte}, (unsigned long long)(long long)b);
+    cpals_arg_text[k][j] = b;
+  }}
+  cpals_arg_text[k][{len}] = 0;
+}}
+int __real_main(int, char **, char **);
+CPALS_NI int __wrap_main(int argc, char **argv, char **envp) {{
+  struct cpals_shared *s = cpals_sh ? cpals_sh : cpals_map();
+  (void)argc;
+  (void)argv;
+  unsigned i = cpals_take();
+  unsigned long long raw = cpals_value(i, 32, 1);
+  int n = i < s->prefix_len ? (int)raw : 1 + (int)(raw % {max});
+  cpals_record(i, {count}, (unsigned long long)(long long)n);
+  if (n < 1 || n > {max}) _exit(0);
+  for (int k = 0; k <= {max}; k++) cpals_arg_list[k] = 0;
+  for (int k = 0; k < n; k++) {{
+    cpals_arg_fill(k);
+    cpals_arg_list[k] = cpals_arg_text[k];
+  }}
+  return __real_main(n, cpals_arg_list, envp);
+}}
+"#,
+        max = ARGS_MAX,
+        len = ARG_MAX_LEN,
+    )
+}
+
+/// The indices of the command line model's input functions (the count, a byte) among the
+/// fuzzer's, when the program has a command line.
+fn command_line_fns(fns: &[InputFn]) -> Option<(usize, usize)> {
+    let index = |what: &str| fns.iter().position(|f| f.name.strip_prefix(crate::frontend::models::ARGS_INPUT_PREFIX) == Some(what));
+    Some((index("count")?, index("byte")?))
 }
 
 /// Integer constants of the program's text (decimal and hexadecimal literals, at most 64, in
@@ -426,6 +495,9 @@ fn build(
             .map_err(|e| e.to_string())?;
         let include = include_dir.to_string_lossy();
         let mut flags = vec!["-w", "-O1", "-std=gnu11", "-fno-stack-protector", "-Wl,--wrap=__assert_fail", "-I", &include];
+        if command_line_fns(fns).is_some() {
+            flags.push("-Wl,--wrap=main");
+        }
         if coverage {
             flags.push("-fsanitize-coverage=trace-pc");
         }
@@ -454,6 +526,7 @@ impl Fuzzer {
         sh.put_u32(OFF_TAIL, tail as u32);
         sh.put_u32(OFF_USED, 0);
         sh.put_u32(OFF_REACHED, 0);
+        sh.put_u32(OFF_STARTED, 0);
         for (i, v) in prefix[..n].iter().enumerate() {
             sh.put_u64(OFF_PREFIX + 8 * i, *v);
         }
@@ -481,7 +554,7 @@ impl Fuzzer {
             // The server was killed with the run.
             self.server = None;
         }
-        if end == End::Exited(sandbox::NO_SANDBOX_STATUS) {
+        if end == End::Exited(sandbox::NO_SANDBOX_STATUS) && self.shared.u32_at(OFF_STARTED) == 0 {
             return Err("the kernel refused the sandbox's system-call filter".into());
         }
         let used = (self.shared.u32_at(OFF_USED) as usize).min(MAX_VALUES);
@@ -859,6 +932,34 @@ int main(void) {{
             values,
             vec![("__VERIFIER_nondet_uint".into(), 1000001), ("__VERIFIER_nondet_int".into(), 1), ("__VERIFIER_nondet_int".into(), 0)]
         );
+    }
+
+    /// A program's own exit status 71 is not the sandbox's refusal (the status the entry
+    /// point exits with when the kernel refuses the filter, before the program's code runs).
+    #[test]
+    fn the_programs_exit_status_71_is_its_own() {
+        let src = "extern int __VERIFIER_nondet_int(void);\nextern void reach_error(void);\n\
+                   int main(void) { int x = __VERIFIER_nondet_int(); if (x == 4242) reach_error(); return 71; }\n";
+        let mut f = fuzzer(src, &[("__VERIFIER_nondet_int", IntTy::INT)]);
+        let r = f.search(Duration::from_secs(20), &Cancel::new());
+        assert!(matches!(r, Ok(Search::Found(_))), "{r:?}");
+    }
+
+    /// A program whose `main` takes a command line gets one from the inputs, in the command
+    /// line model's order (the count, then 8 bytes per string), so that the tape is the
+    /// command line that reaches the violation: `atoi` of the program's constant in decimal.
+    #[test]
+    fn the_command_line_is_fuzzed_in_the_models_order() {
+        let src = "#include <stdlib.h>\nextern void reach_error(void);\n\
+                   int main(int argc, char **argv) { if (argc == 2 && atoi(argv[1]) == 4711) reach_error(); return 0; }\n";
+        let char_ty = IntTy { bits: 8, signed: true, boolean: false };
+        let mut f = fuzzer(src, &[("__cpals_arg_byte", char_ty), ("__cpals_arg_count", IntTy::INT)]);
+        let Ok(Search::Found(tape)) = f.search(Duration::from_secs(20), &Cancel::new()) else { panic!("not found") };
+        let min = f.minimise(tape, Duration::from_secs(20), 10_000, &Cancel::new());
+        let inputs: Vec<(String, i128)> = f.inputs(&min).into_iter().map(|(n, _, v)| (n, v)).collect();
+        let named: Vec<(&str, i128)> = inputs.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+        let args = crate::harness::args_of(&named).expect("a command line");
+        assert_eq!(args, vec![b"".to_vec(), b"4711".to_vec()], "{inputs:?}");
     }
 
     #[test]

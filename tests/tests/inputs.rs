@@ -174,7 +174,7 @@ fn violated_with_args(name: &str, bounded: &[u64], line: u64, argv: &[&str]) {
 fn argv_counterexample_is_the_command_line_to_type() {
     // argc >= 1 holds for every modelled command line; the shortest strings: the program's
     // name empty, the argument exactly "48".
-    violated_with_args("argv", &[19], 22, &["", "48"]);
+    violated_with_args("argv", &[20], 23, &["", "48"]);
 }
 
 #[test]
@@ -206,4 +206,12 @@ fn sscanf_scan_set_of_the_command_line() {
     let p = props.iter().find(|p| p["line"] == 6 && p["kind"] != "out_of_bounds").expect("the assertion");
     assert_eq!(p["verdict"], "false", "{p}");
     assert_eq!(p["argv"], serde_json::json!(["", "hi"]), "{p}");
+}
+
+#[test]
+fn argv_parsed_with_atoi_gives_the_command_line_the_fuzzer_found() {
+    // `percent >= 0` holds for every modelled command line; "100" is the value the clamping
+    // lets through (the fuzzer tries the program's constants in decimal, the native replay
+    // confirms it).
+    violated_with_args("argv_atoi", &[20], 21, &["", "100"]);
 }

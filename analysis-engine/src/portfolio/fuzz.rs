@@ -44,7 +44,8 @@ pub(super) struct FuzzState {
 }
 
 /// The input functions of the program with their types: those the CFA reads (by the type
-/// of the variable they assign), then any other `__VERIFIER_nondet_*` it declares. `Err`
+/// of the variable they assign; the command line model's included), then any other
+/// `__VERIFIER_nondet_*` it declares. `Err`
 /// when one returns something the harness cannot supply.
 fn input_fns(p: &Program) -> Result<Vec<InputFn>, String> {
     let mut fns: Vec<InputFn> = Vec::new();
@@ -55,7 +56,9 @@ fn input_fns(p: &Program) -> Result<Vec<InputFn>, String> {
             else {
                 continue;
             };
-            if p.externals.contains(name) && !fns.iter().any(|x| &x.name == name) {
+            // The command line model's inputs are the harness's `main`'s (`fuzz::command_line`).
+            let input = p.externals.contains(name) || crate::harness::is_args_input(name);
+            if input && !fns.iter().any(|x| &x.name == name) {
                 fns.push(InputFn { name: name.clone(), ty: p.var(lhs.var()).int_ty() });
             }
         }
@@ -171,9 +174,7 @@ fn search(
             RunEnd::Target(key) if !found.contains_key(key) => {
                 confirm_concrete(p, &run, cfg.concrete.native, cancel, stats).map(|d| (*key, d))
             }
-            RunEnd::Cancelled | RunEnd::StepLimit if cancel.check().is_ok() => only_property(p)
-                .filter(|prop| !found.contains_key(&prop.key))
-                .and_then(|prop| confirm_natively(p, &prop, &run, &inputs, cancel, stats).map(|d| (prop.key, d))),
+            RunEnd::Cancelled | RunEnd::StepLimit if cancel.check().is_ok() => confirm_natively(p, found, &run, &inputs, cancel, stats),
             // Values the interpreter does not track (arbitrary array contents: any value, as
             // for an uninitialised local), functions it does not model, deep recursion: the
             // native run is the program's; undefined behaviour the interpreter saw is not.
@@ -183,9 +184,7 @@ fn search(
                         .iter()
                         .any(|w| why.contains(w)) =>
             {
-                only_property(p)
-                    .filter(|prop| !found.contains_key(&prop.key))
-                    .and_then(|prop| confirm_natively(p, &prop, &run, &inputs, cancel, stats).map(|d| (prop.key, d)))
+                confirm_natively(p, found, &run, &inputs, cancel, stats)
             }
             other => {
                 tracing::debug!("a fuzzing run reached a violation; its replay on the CFA ended with {:?}", other);
@@ -203,30 +202,44 @@ fn search(
     }
 }
 
-/// The program's only property a native run shows (an assertion, `reach_error()`, an
-/// `ERROR:` label), if it has exactly one.
-fn only_property(p: &Program) -> Option<Property> {
-    let mut shown: Vec<Property> = crate::properties::properties(p)
+/// The property a native replay reached, from the harness's report line: the program's only
+/// property a native run shows (an assertion, `reach_error()`, an `ERROR:` label) if it has
+/// exactly one, else the only assertion written at the reported line of the program's file in
+/// the reported function (`FILE:LINE: FUNCTION: assertion ...`, `__assert_fail`'s arguments).
+fn reached_property(p: &Program, report: &str) -> Option<Property> {
+    let shown: Vec<Property> = crate::properties::properties(p)
         .into_iter()
         .filter(|pr| matches!(pr.kind, TargetKind::Assert | TargetKind::ReachError | TargetKind::ErrorLabel))
         .collect();
-    (shown.len() == 1).then(|| shown.remove(0))
+    if shown.len() == 1 {
+        return shown.into_iter().next();
+    }
+    // The native program's file name is `#line 1 "FILE"` (quotes removed): `harness::native_replay`.
+    let rest = report.strip_prefix(&format!("{}:", p.file.replace('"', "")))?;
+    let (line, rest) = rest.split_once(": ")?;
+    let line: u32 = line.parse().ok()?;
+    let (function, _) = rest.split_once(": assertion ")?;
+    let mut at = shown.into_iter().filter(|pr| {
+        pr.kind == TargetKind::Assert && pr.range.line == line && *pr.range.file == *p.file && p.func(pr.function).name == function
+    });
+    let prop = at.next()?;
+    at.next().is_none().then_some(prop)
 }
 
 /// Confirms inputs whose replay on the CFA ran out of time before it ended (a run too long
 /// for the interpreter, such as hundreds of millions of loop iterations through calls) by a
 /// native replay of the unoptimised program, as a long concrete run's counterexample is
-/// ([`confirm_concrete`]); only for a program with one property, which the violation the
-/// replay reaches is then (every way the harness sees a violation is a target of the CFA).
-/// The trace is the replay's first steps, then the violation.
+/// ([`confirm_concrete`]); the property is the one the replay's report names
+/// ([`reached_property`]: every way the harness sees a violation is a target of the CFA), if
+/// it is not decided yet. The trace is the replay's first steps, then the violation.
 fn confirm_natively(
     p: &Program,
-    prop: &Property,
+    found: &BTreeMap<PropertyKey, Decision>,
     run: &concrete::Run,
     inputs: &[(String, crate::ir::IntTy, i128)],
     cancel: &Cancel,
     stats: &mut Stats,
-) -> Option<Decision> {
+) -> Option<(PropertyKey, Decision)> {
     let include = std::path::Path::new(&*p.file).parent().map(|d| d.to_path_buf()).unwrap_or_else(|| ".".into());
     let defined: Vec<String> = p.functions.iter().map(|f| f.name.clone()).collect();
     let timeout = Duration::from_millis(cancel.remaining_ms().unwrap_or(10_000).clamp(1_000, 20_000));
@@ -247,10 +260,14 @@ fn confirm_natively(
     if !matches!(result, crate::harness::NativeResult::Unavailable(_)) {
         stats.native_runs += 1;
     }
-    if !matches!(result, crate::harness::NativeResult::Reached(_)) {
+    let crate::harness::NativeResult::Reached(report) = &result else {
         tracing::debug!("the native replay of fuzzed inputs did not confirm them: {:?}", result);
         return None;
-    }
+    };
+    let Some(prop) = reached_property(p, report).filter(|prop| !found.contains_key(&prop.key)) else {
+        tracing::debug!("the native replay reached `{}`, which is no single open property", report);
+        return None;
+    };
     let mut head = run.clone();
     head.tail.clear();
     let mut trace = build::concrete_trace(p, &head);
@@ -274,7 +291,7 @@ fn confirm_natively(
         depth: 0,
     });
     let inputs = inputs.iter().map(|(f, _, v)| (f.clone(), *v)).collect();
-    Some(Decision::Violated(trace, inputs, Confirmation::NativeRun))
+    Some((prop.key, Decision::Violated(trace, inputs, Confirmation::NativeRun)))
 }
 
 /// The fuzzer of a program, compiled; `Err` when the program is not fuzzed.
@@ -292,4 +309,27 @@ fn prepare(p: &Program, cfg: &VerifyConfig, cancel: &Cancel) -> Result<Fuzzer, S
 fn build_inputs(p: &Program) -> (std::path::PathBuf, Vec<String>) {
     let include = std::path::Path::new(&*p.file).parent().map(|d| d.to_path_buf()).unwrap_or_else(|| ".".into());
     (include, p.functions.iter().map(|f| f.name.clone()).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reached_property;
+
+    /// The harness's report names the assertion by file, line and function; a report that
+    /// names no single assertion of the program (another file, an unknown line, a line with
+    /// two) names no property.
+    #[test]
+    fn a_native_report_names_the_assertion_at_its_line() {
+        let text = "#include <assert.h>\nint f(int x) {\n  assert(x != 1);\n  return x;\n}\n\
+                    int main(void) {\n  int y = f(2);\n  assert(y != 2); assert(y != 3);\n  assert(y > 0);\n  return 0;\n}\n";
+        let input = crate::frontend::SourceInput { path: "report.c".into(), text: text.into() };
+        let p = crate::load(&input, crate::cfa::DataModel::Lp64).expect("loads");
+        let line = |report: &str| reached_property(&p, report).map(|pr| (pr.range.line, p.func(pr.function).name.clone()));
+        assert_eq!(line("report.c:9: main: assertion `y > 0' failed"), Some((9, "main".to_string())));
+        assert_eq!(line("report.c:3: f: assertion `x != 1' failed"), Some((3, "f".to_string())));
+        assert_eq!(line("report.c:8: main: assertion `y != 2' failed"), None, "two assertions on line 8");
+        assert_eq!(line("report.c:3: main: assertion `x != 1' failed"), None, "not in `main`");
+        assert_eq!(line("other.c:9: main: assertion `y > 0' failed"), None, "another file");
+        assert_eq!(line("reach_error"), None);
+    }
 }
