@@ -425,3 +425,54 @@ long long atoll(const char *s) {
         return (long long)(negative ? -__max - 1 : __max);
     return (long long)(negative ? -acc : acc);
 }
+
+// @model qsort
+/* Insertion sort, which is stable: the C standard leaves the order of equal elements open, so
+   a program whose result depends on it gets one of the orders glibc may give. Elements of an
+   `int`'s size are swapped as `int`s, others byte by byte (the memory model follows bytes of
+   wider stores, but a proof over reassembled bytes is out of the analyses' reach). */
+void qsort(void *base, unsigned long n, unsigned long size, int (*compare)(const void *, const void *)) {
+    unsigned char *b = base;
+    unsigned long i = 1;
+    while (i < n) {
+        unsigned long j = i;
+        while (j > 0 && compare(b + (j - 1) * size, b + j * size) > 0) {
+            unsigned char *x = b + (j - 1) * size;
+            unsigned char *y = b + j * size;
+            if (size == sizeof(int)) {
+                int t = *(int *)x;
+                *(int *)x = *(int *)y;
+                *(int *)y = t;
+            } else {
+                unsigned long k = 0;
+                while (k < size) {
+                    unsigned char t = x[k];
+                    x[k] = y[k];
+                    y[k] = t;
+                    k++;
+                }
+            }
+            j--;
+        }
+        i++;
+    }
+}
+
+// @model bsearch
+/* The C standard's binary search: an element the comparison finds equal to the key, or null. */
+void *bsearch(const void *key, const void *base, unsigned long n, unsigned long size, int (*compare)(const void *, const void *)) {
+    const unsigned char *b = base;
+    unsigned long lo = 0;
+    unsigned long hi = n;
+    while (lo < hi) {
+        unsigned long mid = lo + (hi - lo) / 2;
+        int c = compare(key, b + mid * size);
+        if (c == 0)
+            return (void *)(b + mid * size);
+        if (c < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return 0;
+}

@@ -86,6 +86,8 @@ unsigned long long cpals_model_strtoull(const char *, char **, int);
 int cpals_model_atoi(const char *);
 long cpals_model_atol(const char *);
 long long cpals_model_atoll(const char *);
+void cpals_model_qsort(void *, unsigned long, unsigned long, int (*)(const void *, const void *));
+void *cpals_model_bsearch(const void *, const void *, unsigned long, unsigned long, int (*)(const void *, const void *));
 int cpals_model_tolower(int);
 int cpals_model_toupper(int);
 #define CTYPE(f) int cpals_model_##f(int);
@@ -204,6 +206,47 @@ static void memory(void) {
         if (round % 2)
             m[off2] ^= (unsigned char)(1 + next() % 255);
         CHECK("memcmp", "random", cpals_model_memcmp(m, src, n + off2 + 1), sign(memcmp(m, src, n + off2 + 1)));
+    }
+}
+
+/* Elements of 1, 2, 4, 8 and 12 bytes; the comparison orders by every byte (as unsigned
+   bytes, the last first), so that elements it finds equal are equal and any correct sort,
+   stable or not, gives the same array. */
+static unsigned long elem_size;
+static int by_bytes(const void *a, const void *b) {
+    const unsigned char *x = a, *y = b;
+    for (unsigned long k = elem_size; k-- > 0;)
+        if (x[k] != y[k])
+            return x[k] < y[k] ? -1 : 1;
+    return 0;
+}
+
+static void sorting(void) {
+    static const unsigned long sizes[] = { 1, 2, 4, 8, 12 };
+    unsigned char m[16 * 12], g[16 * 12];
+    for (int round = 0; round < 400; round++) {
+        elem_size = sizes[round % 5];
+        unsigned long n = next() % 17;
+        /* Few distinct bytes: many equal elements. */
+        for (unsigned long i = 0; i < n * elem_size; i++)
+            m[i] = g[i] = (unsigned char)(round % 3 == 0 ? next() % 3 : next() % 256);
+        char in[8];
+        snprintf(in, sizeof in, "%lux%lu", n, elem_size);
+        cpals_model_qsort(m, n, elem_size, by_bytes);
+        qsort(g, n, elem_size, by_bytes);
+        CHECK("qsort", in, memcmp(m, g, n * elem_size), 0);
+        /* Search the sorted array for each element and for bytes that may be absent. */
+        for (unsigned long i = 0; i <= n; i++) {
+            unsigned char key[12];
+            for (unsigned long k = 0; k < elem_size; k++)
+                key[k] = i < n && next() % 2 ? g[i * elem_size + k] : (unsigned char)(next() % 3);
+            unsigned char *hm = cpals_model_bsearch(key, g, n, elem_size, by_bytes);
+            unsigned char *hg = bsearch(key, g, n, elem_size, by_bytes);
+            /* With equal elements either may be found: both or neither, and equal to the key. */
+            CHECK("bsearch (found)", in, hm != 0, hg != 0);
+            if (hm)
+                CHECK("bsearch (element)", in, by_bytes(hm, key) == 0 && hm >= g && hm < g + n * elem_size && (hm - g) % elem_size == 0, 1);
+        }
     }
 }
 
@@ -363,6 +406,7 @@ int main(void) {
     scanning();
     strings();
     memory();
+    sorting();
     classes();
     numbers();
     fprintf(stderr, "cpals-libc: %ld checks, %ld failures\n", checks, failures);

@@ -41,6 +41,8 @@ pub(super) struct FuzzState {
     /// Wall-clock time the phases took: their runs' CPU time, which the process's own CPU
     /// clock does not count.
     pub spent: Duration,
+    /// Phases run so far.
+    phases: u32,
 }
 
 /// The input functions of the program with their types: those the CFA reads (by the type
@@ -113,6 +115,7 @@ pub(super) fn run(
         }
         state.spent += t0.elapsed();
     }
+    state.phases += 1;
     let started = Instant::now();
     let phase = cancel.child(Some(budget));
     let before = state.fuzzer.as_ref().map_or(0, |f| f.execs);
@@ -143,6 +146,10 @@ fn search(
     state: &mut FuzzState,
     deadline: Instant,
 ) {
+    // A violation confirmed by a native replay alone has no trace but its end: in the first
+    // phase only a program's only property is decided so (the analyses that follow give a
+    // full counterexample for one of several), later any assertion the replay names.
+    let by_line = state.phases > 1;
     let Some(fuzzer) = state.fuzzer.as_mut() else { return };
     let plan = concrete::Plan::new(p);
     let limits = run_limits(cfg);
@@ -174,7 +181,9 @@ fn search(
             RunEnd::Target(key) if !found.contains_key(key) => {
                 confirm_concrete(p, &run, cfg.concrete.native, cancel, stats).map(|d| (*key, d))
             }
-            RunEnd::Cancelled | RunEnd::StepLimit if cancel.check().is_ok() => confirm_natively(p, found, &run, &inputs, cancel, stats),
+            RunEnd::Cancelled | RunEnd::StepLimit if cancel.check().is_ok() => {
+                confirm_natively(p, found, by_line, &run, &inputs, cancel, stats)
+            }
             // Values the interpreter does not track (arbitrary array contents: any value, as
             // for an uninitialised local), functions it does not model, deep recursion: the
             // native run is the program's; undefined behaviour the interpreter saw is not.
@@ -184,7 +193,7 @@ fn search(
                         .iter()
                         .any(|w| why.contains(w)) =>
             {
-                confirm_natively(p, found, &run, &inputs, cancel, stats)
+                confirm_natively(p, found, by_line, &run, &inputs, cancel, stats)
             }
             other => {
                 tracing::debug!("a fuzzing run reached a violation; its replay on the CFA ended with {:?}", other);
@@ -205,14 +214,15 @@ fn search(
 /// The property a native replay reached, from the harness's report line: the program's only
 /// property a native run shows (an assertion, `reach_error()`, an `ERROR:` label) if it has
 /// exactly one, else the only assertion written at the reported line of the program's file in
-/// the reported function (`FILE:LINE: FUNCTION: assertion ...`, `__assert_fail`'s arguments).
-fn reached_property(p: &Program, report: &str) -> Option<Property> {
+/// the reported function (`FILE:LINE: FUNCTION: assertion ...`, `__assert_fail`'s arguments)
+/// when `by_line`.
+fn reached_property(p: &Program, report: &str, by_line: bool) -> Option<Property> {
     let shown: Vec<Property> = crate::properties::properties(p)
         .into_iter()
         .filter(|pr| matches!(pr.kind, TargetKind::Assert | TargetKind::ReachError | TargetKind::ErrorLabel))
         .collect();
-    if shown.len() == 1 {
-        return shown.into_iter().next();
+    if shown.len() == 1 || !by_line {
+        return (shown.len() == 1).then(|| shown.into_iter().next()).flatten();
     }
     // The native program's file name is `#line 1 "FILE"` (quotes removed): `harness::native_replay`.
     let rest = report.strip_prefix(&format!("{}:", p.file.replace('"', "")))?;
@@ -235,6 +245,7 @@ fn reached_property(p: &Program, report: &str) -> Option<Property> {
 fn confirm_natively(
     p: &Program,
     found: &BTreeMap<PropertyKey, Decision>,
+    by_line: bool,
     run: &concrete::Run,
     inputs: &[(String, crate::ir::IntTy, i128)],
     cancel: &Cancel,
@@ -264,7 +275,7 @@ fn confirm_natively(
         tracing::debug!("the native replay of fuzzed inputs did not confirm them: {:?}", result);
         return None;
     };
-    let Some(prop) = reached_property(p, report).filter(|prop| !found.contains_key(&prop.key)) else {
+    let Some(prop) = reached_property(p, report, by_line).filter(|prop| !found.contains_key(&prop.key)) else {
         tracing::debug!("the native replay reached `{}`, which is no single open property", report);
         return None;
     };
@@ -324,12 +335,13 @@ mod tests {
                     int main(void) {\n  int y = f(2);\n  assert(y != 2); assert(y != 3);\n  assert(y > 0);\n  return 0;\n}\n";
         let input = crate::frontend::SourceInput { path: "report.c".into(), text: text.into() };
         let p = crate::load(&input, crate::cfa::DataModel::Lp64).expect("loads");
-        let line = |report: &str| reached_property(&p, report).map(|pr| (pr.range.line, p.func(pr.function).name.clone()));
+        let line = |report: &str| reached_property(&p, report, true).map(|pr| (pr.range.line, p.func(pr.function).name.clone()));
         assert_eq!(line("report.c:9: main: assertion `y > 0' failed"), Some((9, "main".to_string())));
         assert_eq!(line("report.c:3: f: assertion `x != 1' failed"), Some((3, "f".to_string())));
         assert_eq!(line("report.c:8: main: assertion `y != 2' failed"), None, "two assertions on line 8");
         assert_eq!(line("report.c:3: main: assertion `x != 1' failed"), None, "not in `main`");
         assert_eq!(line("other.c:9: main: assertion `y > 0' failed"), None, "another file");
         assert_eq!(line("reach_error"), None);
+        assert!(reached_property(&p, "report.c:9: main: assertion `y > 0'", false).is_none(), "only by line");
     }
 }
