@@ -212,7 +212,7 @@ impl Imprecision {
             Imprecision::PointerWrite => "write through a pointer (havocs addressable memory)",
             Imprecision::Address => "pointer value (modelled as an unknown address)",
             Imprecision::Allocation => "allocated address (only whether it is null is modelled)",
-            Imprecision::ExternalWrite => "external function may write through its pointer arguments",
+            Imprecision::ExternalWrite => "value an external function may write through its pointer arguments",
             Imprecision::Union => "union member (modelled as any value)",
             Imprecision::Asm => "inline assembly (havocs addressable memory)",
             Imprecision::FunctionPointer => "call through a function pointer (any function whose address is taken)",

@@ -820,6 +820,13 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         let contents = self.cx.mem.as_ref().and_then(|m| m.contents);
         match size.constant() {
             Some(n) if zero && (n as u64) <= CALLOC_ZERO_LIMIT => self.zero_bytes(&block, n as u64, sp),
+            Some(n) if name == "realloc" && contents.is_none() && (n as u64) <= CALLOC_ZERO_LIMIT => {
+                // The old block's first `n` bytes, in every memory array (bytes past its end are
+                // indeterminate, as a fresh block's are: whatever the arrays hold there).
+                if let Some(Value::Int(old, _)) = &copy_from {
+                    self.copy_bytes(&block, &old.clone().cast(IntTy::U64), n as u64, sp);
+                }
+            }
             _ if contents.is_some() && (zero || copy_from.is_some()) => {
                 // With tags, the object's never-written bytes read as its contents say.
                 let kind = if zero { Contents::ZERO } else { Contents::UNKNOWN };
@@ -850,6 +857,21 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         self.edge(cur, join, EdgeKind::Blank, sp);
         self.st.cur = join;
         Ok(Value::Int(block, CType::Ptr(Box::new(CType::Void))))
+    }
+
+    /// Copies `n` bytes from `from` to `to` in every memory array (as `realloc` does).
+    fn copy_bytes(&mut self, to: &Expr, from: &Expr, n: u64, sp: crate::cfa::Span) {
+        let ptr = self.cx.types.size_of(&CType::Ptr(Box::new(CType::Void))).unwrap_or(8);
+        let cells = self.cx.mem.as_ref().expect("memory model").cells;
+        for (c, width) in cells.iter().zip([1, 2, 4, 8, ptr]) {
+            let t = self.cx.mem_cell_ty(*c);
+            let mut off = 0;
+            while off + width <= n {
+                let at = |base: &Expr| displace(base, Expr::Const(off as i128, IntTy::U64)).cast(IntTy::I64);
+                self.stmt_edge(Stmt::Assign(LValue::Elem(*c, at(to)), Expr::Elem(*c, Box::new(at(from)), t)), sp);
+                off += width;
+            }
+        }
     }
 
     /// Zeroes `n` bytes from `addr` in every memory array (as `calloc` does).
