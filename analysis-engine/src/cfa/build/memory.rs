@@ -861,21 +861,14 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
 
     /// Copies `n` bytes from `from` to `to` in every memory array (as `realloc` does).
     fn copy_bytes(&mut self, to: &Expr, from: &Expr, n: u64, sp: crate::cfa::Span) {
-        let ptr = self.cx.types.size_of(&CType::Ptr(Box::new(CType::Void))).unwrap_or(8);
-        let cells = self.cx.mem.as_ref().expect("memory model").cells;
-        for (c, width) in cells.iter().zip([1, 2, 4, 8, ptr]) {
-            let t = self.cx.mem_cell_ty(*c);
-            let mut off = 0;
-            while off + width <= n {
-                let at = |base: &Expr| displace(base, Expr::Const(off as i128, IntTy::U64)).cast(IntTy::I64);
-                self.stmt_edge(Stmt::Assign(LValue::Elem(*c, at(to)), Expr::Elem(*c, Box::new(at(from)), t)), sp);
-                off += width;
-            }
-        }
+        self.set_cells(to, n, sp, |c, off, t| {
+            Expr::Elem(c, Box::new(displace(from, Expr::Const(off as i128, IntTy::U64)).cast(IntTy::I64)), t)
+        });
     }
 
-    /// Zeroes `n` bytes from `addr` in every memory array (as `calloc` does).
-    fn zero_bytes(&mut self, addr: &Expr, n: u64, sp: crate::cfa::Span) {
+    /// Sets the `n` bytes from `addr` in every memory array, each cell to `value(array, offset,
+    /// type)`.
+    fn set_cells(&mut self, addr: &Expr, n: u64, sp: crate::cfa::Span, value: impl Fn(VarId, u64, IntTy) -> Expr) {
         let ptr = self.cx.types.size_of(&CType::Ptr(Box::new(CType::Void))).unwrap_or(8);
         let cells = self.cx.mem.as_ref().expect("memory model").cells;
         for (c, width) in cells.iter().zip([1, 2, 4, 8, ptr]) {
@@ -883,10 +876,15 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             let mut off = 0;
             while off + width <= n {
                 let at = displace(addr, Expr::Const(off as i128, IntTy::U64)).cast(IntTy::I64);
-                self.stmt_edge(Stmt::Assign(LValue::Elem(*c, at), Expr::Const(0, t)), sp);
+                self.stmt_edge(Stmt::Assign(LValue::Elem(*c, at), value(*c, off, t)), sp);
                 off += width;
             }
         }
+    }
+
+    /// Zeroes `n` bytes from `addr` in every memory array (as `calloc` does).
+    fn zero_bytes(&mut self, addr: &Expr, n: u64, sp: crate::cfa::Span) {
+        self.set_cells(addr, n, sp, |_, _, t| Expr::Const(0, t));
         for s in self.tag_stmts(addr, n, |_| Tags::ZERO) {
             self.stmt_edge(s, sp);
         }
