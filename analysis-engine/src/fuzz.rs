@@ -280,8 +280,9 @@ CPALS_NI static void cpals_arg_fill(int k) {{
   char text[32] = {{0}};
   int number = s->used >= s->prefix_len && s->tail == 0 && cpals_ndict && cpals_rand() % 2 == 0;
   if (number) {{
-    long long c = (long long)cpals_dict[cpals_rand() % cpals_ndict] + (long long)(cpals_rand() % 3) - 1;
-    snprintf(text, sizeof text, "%lld", cpals_rand() % 4 == 0 ? -c : c);
+    /* Wrapping arithmetic, in unsigned: a constant near the ends of the range stays defined. */
+    unsigned long long c = cpals_dict[cpals_rand() % cpals_ndict] + (cpals_rand() % 3) - 1;
+    snprintf(text, sizeof text, "%lld", (long long)(cpals_rand() % 4 == 0 ? 0 - c : c));
   }}
   for (int j = 0; j < {len}; j++) {{
     unsigned i = cpals_take();

@@ -251,6 +251,10 @@ fn confirm_natively(
     cancel: &Cancel,
     stats: &mut Stats,
 ) -> Option<(PropertyKey, Decision)> {
+    if !by_line && reached_property(p, "", false).is_none() {
+        // No report could name one property: the replay would decide nothing.
+        return None;
+    }
     let include = std::path::Path::new(&*p.file).parent().map(|d| d.to_path_buf()).unwrap_or_else(|| ".".into());
     let defined: Vec<String> = p.functions.iter().map(|f| f.name.clone()).collect();
     let timeout = Duration::from_millis(cancel.remaining_ms().unwrap_or(10_000).clamp(1_000, 20_000));
