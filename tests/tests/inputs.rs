@@ -213,5 +213,5 @@ fn argv_parsed_with_atoi_gives_the_command_line_the_fuzzer_found() {
     // `percent >= 0` holds for every modelled command line; "100" is the value the clamping
     // lets through (the fuzzer tries the program's constants in decimal, the native replay
     // confirms it).
-    violated_with_args("argv_atoi", &[20], 21, &["", "100"]);
+    violated_with_args("argv_atoi", &[22], 23, &["", "100"]);
 }
