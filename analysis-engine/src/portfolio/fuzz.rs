@@ -211,25 +211,38 @@ fn search(
     }
 }
 
-/// The property a native replay reached, from the harness's report line: the program's only
-/// property a native run shows (an assertion, `reach_error()`, an `ERROR:` label) if it has
-/// exactly one, else the only assertion written at the reported line of the program's file in
-/// the reported function (`FILE:LINE: FUNCTION: assertion ...`, `__assert_fail`'s arguments)
-/// when `by_line`.
-fn reached_property(p: &Program, report: &str, by_line: bool) -> Option<Property> {
-    let shown: Vec<Property> = crate::properties::properties(p)
+/// The program's only property a native run shows (an assertion, `reach_error()`, an
+/// `ERROR:` label), if it has exactly one.
+fn only_property(p: &Program) -> Option<Property> {
+    let mut shown = shown_properties(p);
+    (shown.len() == 1).then(|| shown.remove(0))
+}
+
+/// The properties a native run shows (assertions, `reach_error()`, `ERROR:` labels).
+fn shown_properties(p: &Program) -> Vec<Property> {
+    crate::properties::properties(p)
         .into_iter()
         .filter(|pr| matches!(pr.kind, TargetKind::Assert | TargetKind::ReachError | TargetKind::ErrorLabel))
-        .collect();
-    if shown.len() == 1 || !by_line {
-        return (shown.len() == 1).then(|| shown.into_iter().next()).flatten();
+        .collect()
+}
+
+/// The property a native replay reached, from the harness's report line: the program's only
+/// property a native run shows ([`only_property`]), else, when `by_line`, the only assertion
+/// written at the reported line of the program's file in the reported function
+/// (`FILE:LINE: FUNCTION: assertion ...`, `__assert_fail`'s arguments).
+fn reached_property(p: &Program, report: &str, by_line: bool) -> Option<Property> {
+    if let Some(only) = only_property(p) {
+        return Some(only);
+    }
+    if !by_line {
+        return None;
     }
     // The native program's file name is `#line 1 "FILE"` (quotes removed): `harness::native_replay`.
     let rest = report.strip_prefix(&format!("{}:", p.file.replace('"', "")))?;
     let (line, rest) = rest.split_once(": ")?;
     let line: u32 = line.parse().ok()?;
     let (function, _) = rest.split_once(": assertion ")?;
-    let mut at = shown.into_iter().filter(|pr| {
+    let mut at = shown_properties(p).into_iter().filter(|pr| {
         pr.kind == TargetKind::Assert && pr.range.line == line && *pr.range.file == *p.file && p.func(pr.function).name == function
     });
     let prop = at.next()?;
@@ -251,12 +264,11 @@ fn confirm_natively(
     cancel: &Cancel,
     stats: &mut Stats,
 ) -> Option<(PropertyKey, Decision)> {
-    if !by_line && reached_property(p, "", false).is_none() {
+    if !by_line && only_property(p).is_none() {
         // No report could name one property: the replay would decide nothing.
         return None;
     }
-    let include = std::path::Path::new(&*p.file).parent().map(|d| d.to_path_buf()).unwrap_or_else(|| ".".into());
-    let defined: Vec<String> = p.functions.iter().map(|f| f.name.clone()).collect();
+    let (include, defined) = build_inputs(p);
     let timeout = Duration::from_millis(cancel.remaining_ms().unwrap_or(10_000).clamp(1_000, 20_000));
     let cancelled = || cancel.check().is_err();
     let labels = p.properties.counts(TargetKind::ErrorLabel);
