@@ -295,6 +295,9 @@ pub struct Shares {
     pub guesses: f64,
     /// k-induction (`analyses::kinduction`), after the Horn clause phase.
     pub kinduction: f64,
+    /// Linear invariants learned from concrete runs and checked (`analyses::guesses`, for
+    /// programs whose assertions are linear), after the template analysis.
+    pub learned: f64,
 }
 
 /// Everything a run depends on besides the program.
@@ -317,7 +320,8 @@ pub struct VerifyConfig {
 
 impl VerifyConfig {
     /// The phases of `combined` that can be left out by name (`cpals check --without`).
-    pub const PHASES: [&'static str; 9] = ["fuzz", "concrete", "summaries", "value", "guesses", "cells", "templates", "chc", "kinduction"];
+    pub const PHASES: [&'static str; 10] =
+        ["fuzz", "concrete", "summaries", "value", "guesses", "cells", "templates", "learned", "chc", "kinduction"];
 
     /// Leaves out the phase named `name`; `false` if there is no such phase.
     pub fn without(&mut self, name: &str) -> bool {
@@ -334,6 +338,7 @@ impl VerifyConfig {
             "cells" => &mut self.shares.cells,
             "guesses" => &mut self.shares.guesses,
             "kinduction" => &mut self.shares.kinduction,
+            "learned" => &mut self.shares.learned,
             _ => return false,
         };
         *share = 0.0;
@@ -373,6 +378,7 @@ impl VerifyConfig {
                 cells: 0.2,
                 guesses: 0.3,
                 kinduction: 0.05,
+                learned: 0.2,
             },
         }
     }

@@ -140,6 +140,38 @@ fn staged(s: &Solver, own: Option<&Bool>, light: &[Bool], heavy: &[Bool], thorou
     r
 }
 
+/// Whether the block and its exit (asserted in `s`, with the candidate's negation there) keep
+/// a linear equality `phi` that holds at the block's start (`at_start`) on its own, without the
+/// other conjuncts: the step of an equality learned in the variables' own wrap-around
+/// arithmetic (`a + b - 3*i == 0` under `a += 1; b += 2; i++`) is an identity, decided at once,
+/// where the same query with the annotation's inequalities bit-blasts 64-bit comparisons for
+/// seconds. Unsatisfiable alone means unsatisfiable with more assumptions.
+fn kept_alone(
+    s: &Solver,
+    enc: &mut Encoder,
+    phi: &Expr,
+    start: &HashMap<VarId, u32>,
+    at_start: bool,
+    products: bool,
+    cancel: &Cancel,
+) -> bool {
+    if !at_start || nonlinear(phi) || !matches!(phi, Expr::Binary(crate::ir::BinOp::Eq, ..)) {
+        return false;
+    }
+    let saved = std::mem::replace(&mut enc.cur, start.clone());
+    let n0 = enc.constraints.len();
+    let (t, _) = enc.cond(phi);
+    enc.cur = saved;
+    s.push();
+    s.assert(&t);
+    for c in &enc.constraints[n0..] {
+        s.assert(c);
+    }
+    let kept = decide_with(s, products, cancel, false) == Sat::Unsat;
+    s.pop(1);
+    kept
+}
+
 /// Whether the block (asserted in `s`) keeps the difference of the sides of `phi` between its
 /// start and the exit reached under `reach` ([`negated_identity`]), as the external solver
 /// shows it (`false` without one).
@@ -319,7 +351,9 @@ pub fn inductive_subset(p: &Program, mut cands: Annotations, cancel: &Cancel) ->
                     for c in &enc.constraints[n0..] {
                         s.assert(c);
                     }
-                    let holds = staged(&s, mine.as_ref(), &light, &heavy, false, products, cancel);
+                    let holds = kept_alone(&s, enc, &phi, &b.start_ssa, pre.contains(&phi), products, cancel)
+                        || staged(&s, mine.as_ref(), &light, &heavy, false, products, cancel);
+
                     s.pop(1);
                     if holds {
                         keep.push(phi);

@@ -77,12 +77,13 @@ fn run(f: &Fixture, analysis: &str) -> Report {
             .map(|p| format!("{}:{}{}", p.range.line, p.verdict.as_str(), p.reason.as_ref().map(|s| format!("({s})")).unwrap_or_default()))
             .collect();
         eprintln!(
-            "TIME\t{}\t{analysis}\t{:.1}\tstates={} refinements={}\t{}",
+            "TIME\t{}\t{analysis}\t{:.1}\tstates={} refinements={}\t{}\t{}",
             name(f),
             started.elapsed().as_secs_f64(),
             r.stats.states,
             r.stats.refinements,
-            why.join(" ")
+            why.join(" "),
+            r.stats.phases.iter().map(|p| format!("{}:{}ms:{}", p.name, p.ms, p.decided)).collect::<Vec<_>>().join(" ")
         );
     }
     r

@@ -76,6 +76,30 @@ struct Outcome {
     note: String,
     /// For a `false` verdict: what the native replay of its harness showed.
     replay: Option<Replay>,
+    /// cpals's phases (`stats.phases` of its report): name, milliseconds, properties decided.
+    phases: Vec<PhaseRun>,
+}
+
+/// One phase of a cpals run, as its report gives it.
+#[derive(Clone, Debug, PartialEq)]
+struct PhaseRun {
+    name: String,
+    ms: u64,
+    decided: u64,
+}
+
+/// The phases of a cpals report (`stats.phases`).
+fn phases_of(report: &serde_json::Value) -> Vec<PhaseRun> {
+    report["stats"]["phases"]
+        .as_array()
+        .map(|ps| {
+            ps.iter()
+                .filter_map(|p| {
+                    Some(PhaseRun { name: p["phase"].as_str()?.to_string(), ms: p["ms"].as_u64()?, decided: p["decided"].as_u64()? })
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// What a task definition (`.yml`, SV-COMP's format) says about one property: its property
@@ -273,7 +297,7 @@ fn run_eva(t: &Task, precision: u32, timeout: f64) -> Outcome {
     } else {
         ("error", "no Eva summary".to_string())
     };
-    Outcome { verdict: verdict.to_string(), cpu, wall, max_rss_kb: rss, note, replay: None }
+    Outcome { verdict: verdict.to_string(), cpu, wall, max_rss_kb: rss, note, replay: None, phases: Vec::new() }
 }
 
 /// Where a run's witness and harness go: `(witness, harness)`.
@@ -357,7 +381,7 @@ fn run_randtest(t: &Task, budget: f64, harness: &Path, artifacts: &Path) -> Outc
     } else {
         ("unknown", out.trim().to_string())
     };
-    Outcome { verdict: verdict.to_string(), cpu, wall, max_rss_kb: rss, note, replay: None }
+    Outcome { verdict: verdict.to_string(), cpu, wall, max_rss_kb: rss, note, replay: None, phases: Vec::new() }
 }
 
 /// The random tester's harness: `CPALS_RANDTEST_HARNESS`, or `tools/randtest/harness.c`
@@ -416,7 +440,8 @@ fn run_task(exe: &Path, t: &Task, analysis: &str, timeout: f64, extra: &[String]
         (verdict, note)
     };
     let replay = (verdict == "false").then(|| replay(t, &harness));
-    Outcome { verdict, cpu, wall, max_rss_kb: rss, note, replay }
+    let phases = parsed.as_ref().map(phases_of).unwrap_or_default();
+    Outcome { verdict, cpu, wall, max_rss_kb: rss, note, replay, phases }
 }
 
 #[derive(Default, Clone)]
@@ -571,7 +596,7 @@ fn run_all(args: &BenchArgs, tasks: &[Task], analyses: &[String], exe: &Path, ar
 
 /// One TSV row per task and configuration, after a header.
 fn tsv(args: &BenchArgs, tasks: &[Task], analyses: &[String], results: &BTreeMap<(usize, usize), Outcome>) -> String {
-    let mut out = String::from("analysis\tcategory\tfile\texpected\tverdict\tcpu_s\twall_s\tmax_rss_kb\treplay\tnote\n");
+    let mut out = String::from("analysis\tcategory\tfile\texpected\tverdict\tcpu_s\twall_s\tmax_rss_kb\treplay\tphases\tnote\n");
     for (&(t, a), o) in results.iter() {
         let replay = match &o.replay {
             Some(Replay::Reached(at)) => at.replace(['\t', '\n'], " "),
@@ -580,7 +605,7 @@ fn tsv(args: &BenchArgs, tasks: &[Task], analyses: &[String], results: &BTreeMap
             None => "-".to_string(),
         };
         out.push_str(&format!(
-            "{}\t{}\t{}\t{}\t{}\t{:.3}\t{:.3}\t{}\t{}\t{}\n",
+            "{}\t{}\t{}\t{}\t{}\t{:.3}\t{:.3}\t{}\t{}\t{}\t{}\n",
             analyses[a],
             tasks[t].category,
             tasks[t].file.strip_prefix(&args.dir).unwrap_or(&tasks[t].file).display(),
@@ -590,6 +615,11 @@ fn tsv(args: &BenchArgs, tasks: &[Task], analyses: &[String], results: &BTreeMap
             o.wall,
             o.max_rss_kb,
             replay,
+            if o.phases.is_empty() {
+                "-".to_string()
+            } else {
+                o.phases.iter().map(|p| format!("{}:{}:{}", p.name, p.ms, p.decided)).collect::<Vec<_>>().join(" ")
+            },
             o.note.replace(['\t', '\n'], " ")
         ));
     }
@@ -642,6 +672,7 @@ fn print_tables(args: &BenchArgs, tasks: &[Task], analyses: &[String], results: 
             all.score(),
             all.median_correct_cpu()
         );
+        print_phases(tasks, results, a);
     }
     if analyses.len() > 1 {
         println!("### side by side\n");
@@ -714,6 +745,91 @@ fn print_bugs(args: &BenchArgs, tasks: &[Task], analyses: &[String], results: &B
     println!();
 }
 
+/// What each phase of one configuration did over the bench ([`PhaseTable`]), when its
+/// reports give phases: the measurements the portfolio's order and shares are chosen from.
+fn print_phases(tasks: &[Task], results: &BTreeMap<(usize, usize), Outcome>, a: usize) {
+    let runs: Vec<(&Task, &Outcome)> = tasks.iter().enumerate().filter_map(|(t, task)| results.get(&(t, a)).map(|o| (task, o))).collect();
+    let table = PhaseTable::of(&runs);
+    if table.rows.is_empty() {
+        return;
+    }
+    println!("Phases (wall time; \"settled\": the phase that decided a correct answer's last property):\n");
+    println!("| phase | tasks it ran in | tasks it decided in | settled correct | s total | s where it decided nothing | median ms |");
+    println!("|---|---|---|---|---|---|---|");
+    for r in &table.rows {
+        println!(
+            "| {} | {} | {} | {} | {:.1} | {:.1} | {} |",
+            r.name,
+            r.ran,
+            r.decided_in,
+            r.settled,
+            r.ms as f64 / 1000.0,
+            r.idle_ms as f64 / 1000.0,
+            r.median_ms()
+        );
+    }
+    println!();
+}
+
+/// Per phase, summed over tasks.
+#[derive(Default)]
+struct PhaseTable {
+    /// In the order phases first appear.
+    rows: Vec<PhaseRow>,
+}
+
+#[derive(Default, Debug, PartialEq)]
+struct PhaseRow {
+    name: String,
+    ran: u32,
+    decided_in: u32,
+    settled: u32,
+    ms: u64,
+    idle_ms: u64,
+    all_ms: Vec<u64>,
+}
+
+impl PhaseRow {
+    fn median_ms(&self) -> u64 {
+        let mut v = self.all_ms.clone();
+        v.sort_unstable();
+        v.get(v.len() / 2).copied().unwrap_or(0)
+    }
+}
+
+impl PhaseTable {
+    fn of(runs: &[(&Task, &Outcome)]) -> PhaseTable {
+        let mut table = PhaseTable::default();
+        for (task, o) in runs {
+            let correct = (o.verdict == "true" && task.expected)
+                || (o.verdict == "false" && !task.expected && !o.replay.as_ref().is_some_and(Replay::missed));
+            let last = o.phases.iter().rposition(|p| p.decided > 0);
+            for (i, p) in o.phases.iter().enumerate() {
+                let at = match table.rows.iter().position(|r| r.name == p.name) {
+                    Some(at) => at,
+                    None => {
+                        table.rows.push(PhaseRow { name: p.name.clone(), ..PhaseRow::default() });
+                        table.rows.len() - 1
+                    }
+                };
+                let row = &mut table.rows[at];
+                row.ran += 1;
+                row.ms += p.ms;
+                row.all_ms.push(p.ms);
+                if p.decided > 0 {
+                    row.decided_in += 1;
+                } else {
+                    row.idle_ms += p.ms;
+                }
+                if correct && last == Some(i) {
+                    row.settled += 1;
+                }
+            }
+        }
+        table
+    }
+}
+
 fn print_row(name: &str, t: &Tally) {
     println!(
         "| {} | {} | {} | {} | {} | {} ({}) | {} | {:.1} | {:.2} | {:.0} |",
@@ -733,7 +849,7 @@ fn print_row(name: &str, t: &Tally) {
 
 #[cfg(test)]
 mod tests {
-    use super::{read_tasks, task_def, TaskDef};
+    use super::{phases_of, read_tasks, task_def, Outcome, PhaseTable, Task, TaskDef};
     use std::path::{Path, PathBuf};
 
     const YML: &str = "format_version: '2.0'\ninput_files: 'a.c'\n\nproperties:\n  - property_file: ../properties/unreach-call.prp\n    expected_verdict: true\n  - property_file: ../../properties/unreach-label.prp\n    expected_verdict: false\n  - property_file: ../properties/valid-memsafety.prp\n    expected_verdict: false\n    sub-property: valid-memtrack\n";
@@ -781,5 +897,39 @@ mod tests {
         std::fs::write(dir.join("INDEX.tsv"), "c_file\tyml_file\n").unwrap();
         assert!(read_tasks(&dir, None, None).unwrap_err().contains("no column `category`"));
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_phase_table_credits_the_phase_that_decided_last() {
+        let report =
+            |phases: &str| -> serde_json::Value { serde_json::from_str(&format!("{{\"stats\": {{\"phases\": {phases}}}}}")).unwrap() };
+        let outcome = |verdict: &str, phases: &str| Outcome {
+            verdict: verdict.to_string(),
+            cpu: 1.0,
+            wall: 1.0,
+            max_rss_kb: 0,
+            note: String::new(),
+            replay: None,
+            phases: phases_of(&report(phases)),
+        };
+        let task =
+            |expected| Task { category: "c".into(), file: PathBuf::from("a.c"), expected, data_model: "ILP32".into(), property: None };
+        let (t_true, t_false) = (task(true), task(false));
+        // Two properties, the templates prove one, the Horn clauses the other: the Horn
+        // clauses settle the task.
+        let a = outcome(
+            "true",
+            r#"[{"phase":"value","ms":10,"decided":0},{"phase":"templates","ms":200,"decided":1},{"phase":"chc","ms":900,"decided":1}]"#,
+        );
+        // A wrong answer settles nothing; the value phase decided nothing in 30 ms.
+        let b = outcome("true", r#"[{"phase":"value","ms":30,"decided":0},{"phase":"templates","ms":100,"decided":1}]"#);
+        let table = PhaseTable::of(&[(&t_true, &a), (&t_false, &b)]);
+        let row = |name: &str| table.rows.iter().find(|r| r.name == name).unwrap();
+        assert_eq!(table.rows.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), ["value", "templates", "chc"]);
+        assert_eq!((row("value").ran, row("value").decided_in, row("value").settled, row("value").idle_ms), (2, 0, 0, 40));
+        assert_eq!((row("templates").decided_in, row("templates").settled, row("templates").ms), (2, 0, 300));
+        assert_eq!((row("chc").settled, row("chc").median_ms()), (1, 900));
+        // A report without phases (another tool's, an older cpals) gives none.
+        assert!(phases_of(&serde_json::json!({"stats": {}})).is_empty());
     }
 }

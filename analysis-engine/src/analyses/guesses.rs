@@ -8,11 +8,13 @@
 //! largest inductive subset is kept (bit-precise, `invariants::inductive_subset`, where a
 //! polynomial identity is normalised to a sum of monomials), and a property is proved when
 //! that annotation shows its target unreachable (`invariants::unreachable_targets`). It runs
-//! only for a program that asserts a condition beyond linear arithmetic (products of
+//! first only for a program that asserts a condition beyond linear arithmetic (products of
 //! variables, bitwise operations, division): linear invariants are the template and Horn
 //! clause phases'. When that leaves a property open, a second round adds what the concrete
 //! runs' loop-head states suggest (`learned`: DIG's polynomial equalities from the null
-//! space of their monomials, and difference bounds).
+//! space of their monomials, and difference bounds). For a program whose assertions are
+//! linear it runs later, after the template analysis (`prove_linear_program`), once, with the
+//! runs' linear equalities (`a + b == 3*i`, which octagons do not express) and bounds.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -32,19 +34,56 @@ const MAX_CANDIDATES: usize = 300;
 /// Scalars per function the pairwise candidates range over (their number is quadratic).
 const MAX_SCALARS: usize = 12;
 
-/// The open properties the guessed invariants show to hold.
+/// What one use of the phase guesses from.
+#[derive(Clone, Copy)]
+enum Mode<'k> {
+    /// For a program that asserts a condition beyond linear arithmetic: the text's
+    /// candidates, then, if that leaves a property open, with the runs' polynomial
+    /// equalities and difference bounds.
+    Polynomial,
+    /// For a program whose assertions are linear, after the linear phases: its assertions
+    /// and these candidates with the runs' linear equalities and bounds, in one round.
+    Linear(&'k Annotations),
+}
+
+/// The open properties the guessed invariants show to hold, for a program that asserts a
+/// condition beyond linear arithmetic (nothing otherwise).
 pub fn prove_program(p: &Program, open: &[Property], cancel: &Cancel) -> BTreeSet<PropertyKey> {
+    prove(p, open, cancel, Mode::Polynomial).proved
+}
+
+/// What the phase found.
+#[derive(Default)]
+pub struct Guessed {
+    /// The properties shown to hold.
+    pub proved: BTreeSet<PropertyKey>,
+    /// The inductive annotation (at loop heads and assertion helpers' entries) of the last
+    /// round, checked bit-precisely, whether or not it proved something.
+    pub invariants: Annotations,
+}
+
+/// The open properties that invariants learned from runs (and the text's candidates) show to
+/// hold, for a program whose assertions are linear (nothing otherwise): equalities such as
+/// `a + b == 3*i` or `2*k + i == 2*n` that octagons do not express and Spacer's solution
+/// over the integers may miss.
+/// `known` are candidates from other phases (the templates' invariants, over mathematical
+/// integers): their bounds (`n <= 1000000`) are what keeps a learned equality from wrapping
+/// around bit-precisely.
+pub fn prove_linear_program(p: &Program, open: &[Property], known: &Annotations, cancel: &Cancel) -> Guessed {
+    prove(p, open, cancel, Mode::Linear(known))
+}
+
+fn prove(p: &Program, open: &[Property], cancel: &Cancel, mode: Mode) -> Guessed {
     let target_node = |k: &PropertyKey| p.cfa(k.func).node_ids().find(|&n| p.cfa(k.func).node(n).target == Some(k.target));
     let targets: BTreeSet<(FuncId, NodeId)> = open.iter().filter_map(|pr| Some((pr.key.func, target_node(&pr.key)?))).collect();
     if targets.is_empty() {
-        return BTreeSet::new();
+        return Guessed::default();
     }
-    // Linear invariants are the template and Horn clause phases' (cheaper there): this phase
-    // is for programs that assert a condition beyond linear arithmetic.
     let funcs = p.reachable_functions(p.start);
-    if !funcs.iter().any(|&f| asserted(p, f).iter().any(beyond_linear)) {
-        tracing::debug!("guesses: no assertion beyond linear arithmetic");
-        return BTreeSet::new();
+    let polynomial = funcs.iter().any(|&f| asserted(p, f).iter().any(beyond_linear));
+    if polynomial != matches!(mode, Mode::Polynomial) {
+        tracing::debug!("guesses: {} assertion beyond linear arithmetic", if polynomial { "an" } else { "no" });
+        return Guessed::default();
     }
     let mut cands = Annotations::new();
     for f in funcs {
@@ -53,9 +92,18 @@ pub fn prove_program(p: &Program, open: &[Property], cancel: &Cancel) -> BTreeSe
         if heads.is_empty() {
             continue;
         }
-        let at_loops = candidates(p, f);
+        // (For a linear program, the pairwise orderings are the templates' and the runs'
+        // bounds: only its assertions are taken from the text.)
+        let at_loops = match mode {
+            Mode::Polynomial => candidates(p, f),
+            Mode::Linear(_) => asserted(p, f),
+        };
         for n in heads {
-            cands.insert((f, n), at_loops.clone());
+            let mut here = at_loops.clone();
+            if let Mode::Linear(known) = mode {
+                here.extend(known.get(&(f, n)).into_iter().flatten().filter(|e| !at_loops.contains(e)).cloned());
+            }
+            cands.insert((f, n), here);
         }
     }
     // At the entry of an assertion helper with a target: its parameters are nonzero.
@@ -71,18 +119,18 @@ pub fn prove_program(p: &Program, open: &[Property], cancel: &Cancel) -> BTreeSe
             cands.insert((f, cfa.entry), nonzero);
         }
     }
-    cands.retain(|_, v| !v.is_empty());
     let before: usize = cands.values().map(Vec::len).sum();
+    // (Loop heads without candidates stay: the runs observe only annotated heads, and a
+    // linear program's learned candidates are all it has there.)
     let observed = refute_by_runs(p, &mut cands, cancel);
-    cands.retain(|_, v| !v.is_empty());
     tracing::debug!("guesses: {} of {} candidates survive the runs", cands.values().map(Vec::len).sum::<usize>(), before);
-    // What the runs' states suggest (it holds in every state seen) is tried second, with the
-    // time the first try leaves: its products make queries slower, and must not cost what
-    // the program's text alone proves.
+    // What the runs' states suggest (it holds in every state seen). For polynomial programs
+    // it is tried second, with the time the first try leaves: its products make queries
+    // slower, and must not cost what the program's text alone proves.
     let mut with_learned = cands.clone();
     for (head, obs) in &observed {
         if let Some(list) = with_learned.get_mut(head) {
-            let from_runs = learned(p, obs);
+            let from_runs = learned(p, obs, mode);
             tracing::debug!(
                 "guesses: {} candidates learned from {} states at {}@{}",
                 from_runs.len(),
@@ -97,25 +145,25 @@ pub fn prove_program(p: &Program, open: &[Property], cancel: &Cancel) -> BTreeSe
             }
         }
     }
-    let mut proved = houdini(p, open, &targets, cands.clone(), cancel);
-    if proved.len() < open.len() && with_learned != cands && cancel.check().is_ok() {
-        let left: Vec<Property> = open.iter().filter(|pr| !proved.contains(&pr.key)).cloned().collect();
-        proved.extend(houdini(p, &left, &targets, with_learned, cancel));
+    let mut found = match mode {
+        Mode::Polynomial => houdini(p, open, &targets, cands.clone(), cancel),
+        Mode::Linear(_) => Guessed::default(),
+    };
+    let linear = matches!(mode, Mode::Linear(_));
+    if found.proved.len() < open.len() && (with_learned != cands || linear) && cancel.check().is_ok() {
+        let left: Vec<Property> = open.iter().filter(|pr| !found.proved.contains(&pr.key)).cloned().collect();
+        let second = houdini(p, &left, &targets, with_learned, cancel);
+        found.proved.extend(second.proved);
+        found.invariants = second.invariants;
     }
-    tracing::debug!("guesses: {} of {} properties proved", proved.len(), open.len());
-    proved
+    tracing::debug!("guesses: {} of {} properties proved", found.proved.len(), open.len());
+    found
 }
 
 /// The properties of `open` that the inductive subset of `cands` shows to hold.
-fn houdini(
-    p: &Program,
-    open: &[Property],
-    targets: &BTreeSet<(FuncId, NodeId)>,
-    cands: Annotations,
-    cancel: &Cancel,
-) -> BTreeSet<PropertyKey> {
+fn houdini(p: &Program, open: &[Property], targets: &BTreeSet<(FuncId, NodeId)>, cands: Annotations, cancel: &Cancel) -> Guessed {
     if cands.is_empty() {
-        return BTreeSet::new();
+        return Guessed::default();
     }
     tracing::debug!("guesses: {} candidates at {} cut points", cands.values().map(Vec::len).sum::<usize>(), cands.len());
     if tracing::enabled!(tracing::Level::TRACE) {
@@ -127,7 +175,7 @@ fn houdini(
     let inv = inductive_subset(p, cands, cancel);
     if cancel.check().is_err() || inv.is_empty() {
         tracing::debug!("guesses: nothing inductive{}", if cancel.check().is_err() { " (out of time)" } else { "" });
-        return BTreeSet::new();
+        return Guessed::default();
     }
     if tracing::enabled!(tracing::Level::DEBUG) {
         for ((f, n), c) in &inv {
@@ -138,9 +186,10 @@ fn houdini(
     let target_node = |k: &PropertyKey| p.cfa(k.func).node_ids().find(|&n| p.cfa(k.func).node(n).target == Some(k.target));
     let shown = unreachable_targets(p, &inv, targets, cancel);
     if cancel.check().is_err() {
-        return BTreeSet::new();
+        return Guessed { proved: BTreeSet::new(), invariants: inv };
     }
-    open.iter().map(|pr| pr.key).filter(|k| target_node(k).is_some_and(|n| shown.contains(&(k.func, n)))).collect()
+    let proved = open.iter().map(|pr| pr.key).filter(|k| target_node(k).is_some_and(|n| shown.contains(&(k.func, n)))).collect();
+    Guessed { proved, invariants: inv }
 }
 
 /// Whether `e` is beyond what the linear phases express: a product of variables, a division or
@@ -155,7 +204,7 @@ fn beyond_linear(e: &Expr) -> bool {
 }
 
 /// Runs of the program whose loop-head states refute candidates (a few steps each).
-const RUNS: u64 = 12;
+const RUNS: u64 = 18;
 const RUN_STEPS: u64 = 20_000;
 /// Loop-head states looked at per loop head and run at most.
 const STATES_PER_HEAD: u32 = 200;
@@ -183,10 +232,9 @@ fn refute_by_runs(p: &Program, cands: &mut Annotations, cancel: &Cancel) -> BTre
             list.retain(|e| eval(e) != Some(0));
             let p = self.p;
             let obs = self.observed.entry((func, node)).or_insert_with(|| Observed { vars: scalars(p, func), states: BTreeSet::new() });
-            let state: Option<Vec<i128>> = obs.vars.iter().map(|&v| eval(&Expr::Var(v, p.var(v).int_ty()))).collect();
-            if let Some(state) = state {
-                obs.states.insert(state);
-            }
+            // (A variable declared after the loop has no value at its head.)
+            let state: Vec<Option<i128>> = obs.vars.iter().map(|&v| eval(&Expr::Var(v, p.var(v).int_ty()))).collect();
+            obs.states.insert(state);
         }
     }
     let plan = crate::concrete::Plan::new(p);
@@ -206,7 +254,8 @@ fn refute_by_runs(p: &Program, cands: &mut Annotations, cancel: &Cancel) -> BTre
         let mut strategy: Box<dyn crate::concrete::InputStrategy> = match k {
             0 => Box::new(crate::concrete::Zeros),
             1..=4 => Box::new(crate::concrete::Boundary::new(k)),
-            _ => Box::new(crate::concrete::Constant(k as i128 - 3)),
+            5..=11 => Box::new(crate::concrete::Constant(k as i128 - 3)),
+            _ => Box::new(crate::concrete::Small::new(k)),
         };
         r.seen.clear();
         let run = crate::concrete::run_observed(p, &plan, strategy.as_mut(), &limits, cancel, &mut r);
@@ -218,10 +267,20 @@ fn refute_by_runs(p: &Program, cands: &mut Annotations, cancel: &Cancel) -> BTre
     r.observed
 }
 
-/// The states runs reached at one loop head: the values of `vars`, each state once.
+/// The states runs reached at one loop head: the values of `vars` (`None`: the variable had
+/// none, not yet declared), each state once.
 struct Observed {
     vars: Vec<VarId>,
-    states: BTreeSet<Vec<i128>>,
+    states: BTreeSet<Vec<Option<i128>>>,
+}
+
+impl Observed {
+    /// The variables with a value in every state, and the states over them, each once.
+    fn defined(&self) -> (Vec<VarId>, Vec<Vec<i128>>) {
+        let cols: Vec<usize> = (0..self.vars.len()).filter(|&i| self.states.iter().all(|s| s[i].is_some())).collect();
+        let states: BTreeSet<Vec<i128>> = self.states.iter().map(|s| cols.iter().filter_map(|&i| s[i]).collect()).collect();
+        (cols.iter().map(|&i| self.vars[i]).collect(), states.into_iter().collect())
+    }
 }
 
 /// Equalities learned per loop head at most (the null space's sparsest vectors).
@@ -241,16 +300,20 @@ const MAX_OFFSET: i128 = 8;
 /// matrix of their monomials, up to degree [`MAX_DEGREE`] when there are enough states, else lower),
 /// and octagonal difference bounds `x - y <= c` with their "or still zero" form. They hold in
 /// every observed state by construction; Houdini decides whether they are invariants.
-fn learned(p: &Program, obs: &Observed) -> Vec<Expr> {
+fn learned(p: &Program, obs: &Observed, mode: Mode) -> Vec<Expr> {
     let mut out = Vec::new();
-    let states: Vec<&Vec<i128>> = obs.states.iter().collect();
-    let n = obs.vars.len();
+    let (vars, states) = obs.defined();
+    let n = vars.len();
     if states.len() < 2 || n == 0 {
         return out;
     }
+    let degree = match mode {
+        Mode::Polynomial => MAX_DEGREE,
+        Mode::Linear(_) => 1,
+    };
     // Monomials of the highest degree the states determine (at least as many states as
     // monomials; fewer would make the null space mostly coincidence).
-    let Some(monomials) = (1..=MAX_DEGREE).rev().map(|d| monomials(n, d)).find(|m| m.len() <= states.len()) else {
+    let Some(monomials) = (1..=degree).rev().map(|d| monomials(n, d)).find(|m| m.len() <= states.len()) else {
         return out;
     };
     let rows: Vec<Vec<BigRational>> = states
@@ -276,8 +339,32 @@ fn learned(p: &Program, obs: &Observed) -> Vec<Expr> {
     });
     basis.sort_by_key(|v| v.iter().filter(|c| !c.is_zero()).count());
     for v in basis.into_iter().take(MAX_EQUALITIES) {
-        if let Some(e) = polynomial_eq(p, &obs.vars, &monomials, &v) {
+        // A linear equality over variables of one type is taken in that type's own
+        // wrap-around arithmetic: it then holds modulo 2^bits whatever the values, so its
+        // step is a linear identity without the bounds its `long long` form needs to rule
+        // out a wrap (`a + b - 3*i == 0` in `int`: a query of microseconds, where the wide
+        // form's took Houdini's limit).
+        let modular = match mode {
+            Mode::Linear(_) => modular_eq(p, &vars, &monomials, &v),
+            Mode::Polynomial => None,
+        };
+        if let Some(e) = modular.or_else(|| polynomial_eq(p, &vars, &monomials, &v)) {
             out.push(e);
+        }
+    }
+    // For linear programs, bounds of one variable (`0 <= j` of a counter, `i <= 1`):
+    // cheap in the queries, and what an equality needs beside it.
+    if matches!(mode, Mode::Linear(_)) {
+        for (i, &x) in vars.iter().enumerate() {
+            let (lo, hi) = (states.iter().map(|s| s[i]).min(), states.iter().map(|s| s[i]).max());
+            if let (Some(lo), Some(hi)) = (lo, hi) {
+                if lo != hi && lo.abs() <= MAX_OFFSET {
+                    out.push(binary(BinOp::Le, Expr::Const(lo, IntTy::I64), wide(p, x)));
+                }
+                if lo != hi && hi.abs() <= MAX_OFFSET {
+                    out.push(binary(BinOp::Le, wide(p, x), Expr::Const(hi, IntTy::I64)));
+                }
+            }
         }
     }
     // Difference bounds, both ways, for each pair: over all states, and over the states where
@@ -288,7 +375,7 @@ fn learned(p: &Program, obs: &Observed) -> Vec<Expr> {
             if i == j {
                 continue;
             }
-            let (x, y) = (obs.vars[i], obs.vars[j]);
+            let (x, y) = (vars[i], vars[j]);
             let diff = || Expr::Binary(BinOp::Sub, Box::new(wide(p, x)), Box::new(wide(p, y)), IntTy::I64);
             let all = states.iter().map(|s| s[i] - s[j]).max().expect("two states");
             let constant = states.iter().all(|s| s[i] - s[j] == all);
@@ -394,6 +481,38 @@ fn polynomial_eq(p: &Program, vars: &[VarId], monomials: &[Vec<usize>], v: &[Big
         });
     }
     Some(binary(BinOp::Eq, sum?, Expr::Const(0, IntTy::I64)))
+}
+
+/// A linear relation (`monomials` of degree at most 1) `Σ c·x == 0` computed in the type its
+/// variables share (at least 32 bits: `int`'s arithmetic wraps around there, not promoted),
+/// scaled as [`polynomial_eq`]; `None` when the variables' types differ or are narrower.
+fn modular_eq(p: &Program, vars: &[VarId], monomials: &[Vec<usize>], v: &[BigRational]) -> Option<Expr> {
+    let lcm = v.iter().fold(BigInt::one(), |acc, c| acc.lcm(c.denom()));
+    let ints: Vec<BigInt> = v.iter().map(|c| (c * BigRational::from_integer(lcm.clone())).to_integer()).collect();
+    let gcd = ints.iter().fold(BigInt::zero(), |acc, c| acc.gcd(c));
+    if gcd.is_zero() {
+        return None;
+    }
+    let used: Vec<(i64, &Vec<usize>)> = ints
+        .iter()
+        .zip(monomials)
+        .map(|(c, m)| Some(((c / &gcd).to_i64().filter(|c| c.unsigned_abs() < 1 << 20)?, m)))
+        .collect::<Option<Vec<_>>>()?
+        .into_iter()
+        .filter(|(c, _)| *c != 0)
+        .collect();
+    let ty = used.iter().find_map(|(_, m)| m.first().map(|&i| p.var(vars[i]).int_ty()))?;
+    if ty.boolean || ty.bits < 32 || used.iter().any(|(_, m)| m.len() > 1 || m.iter().any(|&i| p.var(vars[i]).int_ty() != ty)) {
+        return None;
+    }
+    let sum = used
+        .iter()
+        .map(|(c, m)| match m.first() {
+            Some(&i) => Expr::Binary(BinOp::Mul, Box::new(Expr::Const(*c as i128, ty)), Box::new(Expr::Var(vars[i], ty)), ty),
+            None => Expr::Const(*c as i128, ty),
+        })
+        .reduce(|a, b| Expr::Binary(BinOp::Add, Box::new(a), Box::new(b), ty))?;
+    Some(binary(BinOp::Eq, sum, Expr::Const(0, ty)))
 }
 
 fn binary(op: BinOp, a: Expr, b: Expr) -> Expr {
@@ -562,7 +681,8 @@ mod tests {
         );
         let observed = super::refute_by_runs(&p, &mut cands, &crate::core::Cancel::new());
         let obs = observed.get(&(main, head)).expect("states at the loop head");
-        let shown: Vec<String> = super::learned(&p, obs).iter().map(|e| crate::cfa::pretty::expr(&p, e, true)).collect();
+        let shown: Vec<String> =
+            super::learned(&p, obs, super::Mode::Polynomial).iter().map(|e| crate::cfa::pretty::expr(&p, e, true)).collect();
         for want in ["-1 + -2 * y + 1 * z == 0", "-1 * s + 1 * y * y == 0", "y - n <= 0 | y == 0"] {
             assert!(shown.iter().any(|s| s == want), "`{want}` not learned: {shown:?}");
         }
@@ -573,5 +693,92 @@ mod tests {
         // `c == y` and `c <= k | c == 0` at the head (with the asserted equality).
         let (p, all) = proved(&format!("{SQUARES}__VERIFIER_assert(y == c);\n__VERIFIER_assert(y <= k || y == 0);\n"));
         assert_eq!((p, all), (3, 3));
+    }
+
+    /// The learning phase on a linear program, given at every loop head the bounds
+    /// `-1000 <= n <= 1000` of the variables `n0`, `n1` (as the templates find them).
+    fn proved_linear(
+        p: &crate::cfa::Program,
+        open: &[crate::properties::Property],
+        cancel: &crate::core::Cancel,
+    ) -> std::collections::BTreeSet<crate::properties::PropertyKey> {
+        use crate::ir::{BinOp, Expr, IntTy};
+        let main = p.entry.expect("main");
+        let mut known = crate::invariants::Annotations::new();
+        for head in p.cfa(main).loop_heads() {
+            let bounds = super::scalars(p, main)
+                .into_iter()
+                .filter(|&v| p.var(v).name == "n0" || p.var(v).name == "n1")
+                .flat_map(|v| {
+                    [
+                        super::binary(BinOp::Le, Expr::Const(-1000, IntTy::I64), super::wide(p, v)),
+                        super::binary(BinOp::Le, super::wide(p, v), Expr::Const(1000, IntTy::I64)),
+                    ]
+                })
+                .collect();
+            known.insert((main, head), bounds);
+        }
+        super::prove_linear_program(p, open, &known, cancel).proved
+    }
+
+    /// `seq-3`'s shape: `k` counts two loops' iterations and a third loop counts it down as
+    /// often. The proof needs `k == i0 + i1 - j1` (learned from runs, in `int`'s arithmetic)
+    /// with the loops' exit bounds; octagons do not express it.
+    const COUNTS: &str = "int n0 = __VERIFIER_nondet_int(), n1 = __VERIFIER_nondet_int();
+                          if (n0 < -1000 || n0 > 1000 || n1 < -1000 || n1 > 1000) return 0;
+                          int i0 = 0, k = 0;
+while (i0 < n0) { i0++; k++; }
+int i1 = 0;
+                          while (i1 < n1) { i1++; k++; }
+int j1 = 0;
+";
+
+    #[test]
+    fn an_equality_learned_from_runs_proves_a_linear_assertion() {
+        let body = format!("{COUNTS}while (j1 < n0 + n1) {{ __VERIFIER_assert(k > 0); j1++; k--; }}");
+        assert_eq!(crate::analyses::proved_in_main(&body, proved_linear), (1, 1));
+    }
+
+    #[test]
+    fn a_reachable_violation_is_not_proved_by_learned_invariants() {
+        // One iteration too many: `k` is 0 in the last one.
+        let body = format!("{COUNTS}while (j1 <= n0 + n1) {{ __VERIFIER_assert(k > 0); j1++; k--; }}");
+        assert_eq!(crate::analyses::proved_in_main(&body, proved_linear), (0, 1));
+    }
+
+    #[test]
+    fn the_learning_phase_leaves_polynomial_assertions_to_the_guessing_phase() {
+        let body = format!("{SQUARES}__VERIFIER_assert(y * y - 2 * x + y == 0);\n");
+        assert_eq!(crate::analyses::proved_in_main(&body, proved_linear), (0, 2));
+        // and the other way round
+        let body = format!("{COUNTS}while (j1 < n0 + n1) {{ __VERIFIER_assert(k > 0); j1++; k--; }}");
+        assert_eq!(crate::analyses::proved_in_main(&body, super::prove_program), (0, 1));
+    }
+
+    /// A linear equality over `int`s is learned in `int`'s arithmetic; over variables of
+    /// different types, in `long long`.
+    #[test]
+    fn a_linear_equality_is_learned_in_its_variables_own_type() {
+        let text = "extern int __VERIFIER_nondet_int(void);\nint main(void) {\nint n = __VERIFIER_nondet_int();\n\
+                    int i = 0, a = 0; long long w = 0;\nwhile (i < n) { i++; a += 3; w += 2; }\nreturn 0;\n}\n";
+        let input = crate::frontend::SourceInput { path: "learn.c".into(), text: text.into() };
+        let p = crate::load(&input, crate::cfa::DataModel::Lp64).expect("loads");
+        let main = p.entry.expect("main");
+        let head = p.cfa(main).loop_heads().next().expect("a loop");
+        let mut cands = crate::invariants::Annotations::new();
+        cands.insert((main, head), Vec::new());
+        let observed = super::refute_by_runs(&p, &mut cands, &crate::core::Cancel::new());
+        let obs = observed.get(&(main, head)).expect("states at the loop head");
+        let known = crate::invariants::Annotations::new();
+        let learned = super::learned(&p, obs, super::Mode::Linear(&known));
+        // The type an equality is computed in is its right-hand side's (`... == 0`).
+        let typed = |want: &str| {
+            learned.iter().find(|e| crate::cfa::pretty::expr(&p, e, true) == want).and_then(|e| match e {
+                crate::ir::Expr::Binary(_, _, zero, _) => Some(zero.ty()),
+                _ => None,
+            })
+        };
+        assert_eq!(typed("-3 * i + 1 * a == 0"), Some(crate::ir::IntTy::INT));
+        assert_eq!(typed("-2 * i + 1 * w == 0"), Some(crate::ir::IntTy::I64));
     }
 }

@@ -87,6 +87,33 @@ impl InputStrategy for Boundary {
     }
 }
 
+/// Deterministic pseudo-random small inputs (`-4..=16`) and choices: loop counts a run
+/// finishes, and branches on inputs taken both ways within one run (what invariants learned
+/// from runs need: `a + b == 3*i` of a loop that adds 1 and 2 or 2 and 1 at random).
+pub struct Small {
+    state: u64,
+}
+
+impl Small {
+    pub fn new(seed: u64) -> Small {
+        Small { state: seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1 }
+    }
+}
+
+impl InputStrategy for Small {
+    fn value(&mut self, ty: IntTy) -> i128 {
+        let r = xorshift64_star(&mut self.state);
+        if ty.boolean {
+            return (r & 1) as i128;
+        }
+        ty.wrap((r % 21) as i128 - 4)
+    }
+
+    fn choose(&mut self, n: usize) -> usize {
+        (xorshift64_star(&mut self.state) % n.max(1) as u64) as usize
+    }
+}
+
 /// Replays given input values in order (the inputs the fuzzer found), then zeros, as the
 /// fuzzing harness does after its values (`crate::fuzz`); choices are the first.
 pub struct Replay {

@@ -26,7 +26,7 @@ use crate::properties::PropertyKey;
 
 pub use driver::{run, run_observed};
 pub(crate) use inputs::xorshift64_star;
-pub use inputs::{Boundary, Constant, InputStrategy, Replay, Zeros};
+pub use inputs::{Boundary, Constant, InputStrategy, Replay, Small, Zeros};
 pub use plan::Plan;
 
 /// A step of a concrete run with the values it wrote or read.

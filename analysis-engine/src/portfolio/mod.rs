@@ -38,6 +38,10 @@ const CHC_TIME: Duration = Duration::from_secs(60);
 /// a small depth, docs/benchmarks.md; a longer try takes the later phases' time).
 const KINDUCTION_TIME: Duration = Duration::from_secs(2);
 
+/// The learning phase's time without a time limit (a dozen short runs and one round of
+/// linear Houdini queries: seconds at most where it proves something, docs/benchmarks.md).
+const LEARNED_TIME: Duration = Duration::from_secs(10);
+
 /// The first fuzzing phase's time at most: most bugs random inputs find, they find in well
 /// under a second (docs/benchmarks.md); the analyses come next, and the fuzzer again after
 /// them with the time left.
@@ -80,6 +84,11 @@ pub enum Phase {
     /// Invariants guessed from the program's text and checked (`analyses::guesses`) in
     /// `combined`, after the first value slice, with `Shares::guesses` of the time left.
     Guesses,
+    /// Linear invariants learned from concrete runs, with the text's candidates, checked
+    /// (`analyses::guesses::prove_linear_program`) in `combined`, after the templates, with
+    /// `Shares::learned` of the time left: for programs whose assertions are linear (the
+    /// guessing phase has the others).
+    Learned,
     /// The whole program's Horn clauses solved by Spacer (`analyses::chc`) in `combined`,
     /// after the templates, with `Shares::chc` of the time left.
     Chc,
@@ -89,6 +98,28 @@ pub enum Phase {
     KInduction,
     /// CEGAR with the configured analysis (`value`, `predicate`, `combined`) for the rest.
     Cegar,
+}
+
+impl Phase {
+    /// The phase's name in the statistics: its name for `--without`, or `value-rest`,
+    /// `cegar`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Fuzz => "fuzz",
+            Phase::Concrete => "concrete",
+            Phase::Summaries { .. } => "summaries",
+            Phase::Tra => "tra",
+            Phase::Value(Slice::First) => "value",
+            Phase::Value(Slice::Rest) => "value-rest",
+            Phase::Templates => "templates",
+            Phase::Cells => "cells",
+            Phase::Guesses => "guesses",
+            Phase::Learned => "learned",
+            Phase::Chc => "chc",
+            Phase::KInduction => "kinduction",
+            Phase::Cegar => "cegar",
+        }
+    }
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -127,6 +158,9 @@ pub fn plan(cfg: &VerifyConfig, p: &Program) -> Vec<Phase> {
             }
             if cfg.shares.templates > 0.0 {
                 phases.push(Phase::Templates);
+            }
+            if cfg.shares.learned > 0.0 {
+                phases.push(Phase::Learned);
             }
             if cfg.shares.chc > 0.0 {
                 phases.push(Phase::Chc);
@@ -179,6 +213,8 @@ struct Run<'a> {
     fuzz: fuzz::FuzzState,
     /// The loop invariants of the Horn clause phase (checked inductive).
     chc_annotations: Annotations,
+    /// The loop invariants the learning phase found inductive (with or without a proof).
+    learned_annotations: Annotations,
     /// Loop invariants to show besides the templates' and the final analysis's: the Horn
     /// clause phase's, and those k-induction's proofs assumed (checked inductive).
     found_invariants: Vec<crate::report::outcome::FoundInvariant>,
@@ -229,6 +265,7 @@ fn run_phases(program: &Program, config: &VerifyConfig, cancel: &Cancel, progres
         started,
         fuzz: fuzz::FuzzState::default(),
         chc_annotations: Annotations::new(),
+        learned_annotations: Annotations::new(),
         found_invariants: Vec::new(),
     };
     let phases = plan(config, program);
@@ -283,6 +320,7 @@ impl Run<'_> {
                 };
                 return self.with_proved(o);
             }
+            let (before, phase_started) = (self.decided_so_far(), Instant::now());
             let next = match phase {
                 Phase::Fuzz => {
                     let budget = self.budget(self.config.shares.fuzz, FUZZ_TIME).min(FUZZ_SLICE);
@@ -325,6 +363,7 @@ impl Run<'_> {
                 Phase::KInduction => self.kinduction(),
                 Phase::Cells => self.cells(),
                 Phase::Guesses => self.guesses(),
+                Phase::Learned => self.learned(),
                 Phase::Cegar => {
                     // Time is kept for a last fuzzing phase if it may still find something.
                     let reserve = phases.contains(&Phase::Fuzz) && self.fuzz.promising();
@@ -341,11 +380,51 @@ impl Run<'_> {
                 }
             };
             if let Next::Done(outcome) = next {
-                return if phases.contains(&Phase::Fuzz) { self.fuzz_again(outcome) } else { outcome };
+                let decided = self.decided_in(&outcome);
+                self.timed(phase.name(), phase_started, decided.saturating_sub(before));
+                if !phases.contains(&Phase::Fuzz) {
+                    return outcome;
+                }
+                let again = Instant::now();
+                let outcome = self.fuzz_again(outcome);
+                let after = self.decided_in(&outcome);
+                self.timed("fuzz-again", again, after.saturating_sub(decided));
+                return outcome;
             }
+            let decided = self.decided_so_far();
+            self.timed(phase.name(), phase_started, decided.saturating_sub(before));
             self.report_progress();
         }
         unreachable!("the last phase of every plan ends the run")
+    }
+
+    /// Records a phase's time and the properties it decided in the statistics.
+    fn timed(&mut self, name: &'static str, started: Instant, decided: usize) {
+        let ms = started.elapsed().as_millis() as u64;
+        self.stats.phases.push(crate::report::PhaseTime { name, ms, decided: decided as u32 });
+    }
+
+    /// How many properties are decided (proved, by a phase or the templates, or violated).
+    fn decided_so_far(&self) -> usize {
+        self.props.len() - self.undecided().len()
+    }
+
+    /// How many properties a final outcome decides: proved, violated, or (without an open
+    /// reason) left without a decision, which the report reads as proved.
+    fn decided_in(&self, o: &Outcome) -> usize {
+        let by_templates = |k: &PropertyKey| self.templates.as_ref().is_some_and(|t| t.proved.contains(k));
+        self.props
+            .iter()
+            .filter(|p| {
+                let k = &p.key;
+                o.proved.contains(k)
+                    || by_templates(k)
+                    || match o.decisions.get(k) {
+                        Some(d) => d.is_violated(),
+                        None => o.open_reason.is_none(),
+                    }
+            })
+            .count()
     }
 
     /// Tells `progress` what the phases so far decided: the confirmed violations and the
@@ -548,6 +627,33 @@ impl Run<'_> {
         self.houdini("the guessing phase", self.config.shares.guesses, Duration::from_secs(8), crate::analyses::guesses::prove_program)
     }
 
+    /// The invariants learned from runs on the properties still open: what they prove is
+    /// proved for the rest of the run (and they are shown); their inductive annotation
+    /// strengthens k-induction, proof or not; the run ends when nothing is left open.
+    fn learned(&mut self) -> Next {
+        let open = self.undecided();
+        if open.is_empty() {
+            return Next::Continue;
+        }
+        let cancel = self.cancel.child(Some(self.budget(self.config.shares.learned, LEARNED_TIME)));
+        let program = self.program;
+        let known = self.template_annotations();
+        let Some(r) =
+            phases::on_own_thread("the learning phase", || crate::analyses::guesses::prove_linear_program(program, &open, &known, &cancel))
+        else {
+            return Next::Continue;
+        };
+        for (at, conj) in r.invariants.iter().filter(|((f, n), _)| program.cfa(*f).node(*n).loop_head) {
+            self.learned_annotations.entry(*at).or_default().extend(conj.iter().cloned());
+        }
+        if r.proved.is_empty() {
+            return Next::Continue;
+        }
+        self.found_invariants.extend(build::loop_invariants(program, &r.invariants, crate::report::InvariantSource::Learned));
+        self.proved.extend(r.proved);
+        self.done_if_all_proved()
+    }
+
     /// A phase that proposes candidate invariants and keeps the inductive ones (`prove`), on
     /// the properties still open, on a thread of its own, with `share` of the time left (at
     /// most `cap` without a time limit): what it proves is proved for the rest of the run; it
@@ -559,8 +665,7 @@ impl Run<'_> {
         cap: Duration,
         prove: fn(&Program, &[Property], &Cancel) -> BTreeSet<PropertyKey>,
     ) -> Next {
-        let decided = |k: &PropertyKey| self.proved.contains(k) || self.found.get(k).is_some_and(Decision::is_violated);
-        let open: Vec<Property> = self.props.iter().filter(|p| !decided(&p.key)).cloned().collect();
+        let open = self.undecided();
         if open.is_empty() {
             return Next::Continue;
         }
@@ -569,7 +674,7 @@ impl Run<'_> {
         let program = self.program;
         let proved = phases::on_own_thread(name, || prove(program, &open, &cancel)).unwrap_or_default();
         self.proved.extend(proved);
-        if !self.all_decided() {
+        if !self.undecided().is_empty() {
             return Next::Continue;
         }
         self.done()
@@ -599,7 +704,7 @@ impl Run<'_> {
         if r.proved.is_empty() {
             return Next::Continue;
         }
-        self.found_invariants = build::loop_invariants(self.program, &r.invariants, crate::report::InvariantSource::Chc);
+        self.found_invariants.extend(build::loop_invariants(self.program, &r.invariants, crate::report::InvariantSource::Chc));
         self.chc_annotations = r.invariants;
         self.proved.extend(r.proved.iter().copied());
         self.done_if_all_proved()
@@ -622,7 +727,7 @@ impl Run<'_> {
     }
 
     /// k-induction on the properties still open, its step case strengthened by the loop
-    /// invariants of the templates and the Horn clause phase: what it proves is proved for the
+    /// invariants of the templates, the learning and the Horn clause phases: what it proves is proved for the
     /// rest of the run; it ends the run when nothing is left open.
     fn kinduction(&mut self) -> Next {
         let open = self.undecided();
@@ -630,8 +735,11 @@ impl Run<'_> {
             return Next::Continue;
         }
         let mut candidates = self.chc_annotations.clone();
-        for inv in self.templates.iter().flat_map(|t| &t.invariants) {
-            candidates.entry((inv.func, inv.node)).or_default().extend(inv.exprs.iter().cloned());
+        for (at, conj) in &self.learned_annotations {
+            candidates.entry(*at).or_default().extend(conj.iter().cloned());
+        }
+        for (at, conj) in self.template_annotations() {
+            candidates.entry(at).or_default().extend(conj);
         }
         let budget = self.budget(self.config.shares.kinduction, KINDUCTION_TIME);
         let cancel = self.cancel.child(Some(budget));
@@ -651,6 +759,15 @@ impl Run<'_> {
         self.found_invariants.extend(used.into_iter().filter(|i| !shown.contains(&(i.range.line, i.range.col, i.expr.clone()))));
         self.proved.extend(r.proved.iter().copied());
         self.done_if_all_proved()
+    }
+
+    /// The template analysis's loop invariants (over mathematical integers), once it ran.
+    fn template_annotations(&self) -> Annotations {
+        let mut out = Annotations::new();
+        for inv in self.templates.iter().flat_map(|t| &t.invariants) {
+            out.entry((inv.func, inv.node)).or_default().extend(inv.exprs.iter().cloned());
+        }
+        out
     }
 
     fn templates(&mut self) -> Next {

@@ -213,6 +213,8 @@ pub enum InvariantSource {
     Chc,
     /// Invariants k-induction's step case assumed (`analyses::kinduction`).
     KInduction,
+    /// Invariants learned from concrete runs and checked (`analyses::guesses`).
+    Learned,
 }
 
 impl std::fmt::Display for InvariantSource {
@@ -222,6 +224,7 @@ impl std::fmt::Display for InvariantSource {
             InvariantSource::Lpi => f.write_str("lpi"),
             InvariantSource::Chc => f.write_str("chc"),
             InvariantSource::KInduction => f.write_str("k-induction"),
+            InvariantSource::Learned => f.write_str("learned"),
         }
     }
 }
@@ -255,6 +258,20 @@ pub struct Stats {
     pub proved_by_execution: bool,
     /// The largest depth k-induction needed, when it proved something.
     pub k_induction: Option<u32>,
+    /// The phases of `combined` that ran, in order, with their time and what each decided:
+    /// what `xtask bench` sums into the per-phase table the portfolio's order and shares are
+    /// chosen from.
+    pub phases: Vec<PhaseTime>,
+}
+
+/// One phase of a run: its name (`VerifyConfig::PHASES`, or `cegar`, `value-rest`,
+/// `fuzz-again`), its wall-clock time, and how many properties it decided (proved or
+/// violated) that no earlier phase had.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PhaseTime {
+    pub name: &'static str,
+    pub ms: u64,
+    pub decided: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
