@@ -120,7 +120,7 @@ pub fn report(r: &Report) -> Value {
             "lp_queries": r.stats.lp_queries,
             "value_determinations": r.stats.value_determinations,
             "native_runs": r.stats.native_runs,
-            "phases": r.stats.phases.iter().map(|t| json!({ "phase": t.name, "ms": t.ms, "decided": t.decided })).collect::<Vec<_>>(),
+            "phases": r.stats.phases.iter().map(|t| json!({ "phase": t.name, "time_ms": t.ms, "decided": t.decided })).collect::<Vec<_>>(),
         },
     })
 }

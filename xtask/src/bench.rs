@@ -95,7 +95,7 @@ fn phases_of(report: &serde_json::Value) -> Vec<PhaseRun> {
         .map(|ps| {
             ps.iter()
                 .filter_map(|p| {
-                    Some(PhaseRun { name: p["phase"].as_str()?.to_string(), ms: p["ms"].as_u64()?, decided: p["decided"].as_u64()? })
+                    Some(PhaseRun { name: p["phase"].as_str()?.to_string(), ms: p["time_ms"].as_u64()?, decided: p["decided"].as_u64()? })
                 })
                 .collect()
         })
@@ -919,10 +919,10 @@ mod tests {
         // clauses settle the task.
         let a = outcome(
             "true",
-            r#"[{"phase":"value","ms":10,"decided":0},{"phase":"templates","ms":200,"decided":1},{"phase":"chc","ms":900,"decided":1}]"#,
+            r#"[{"phase":"value","time_ms":10,"decided":0},{"phase":"templates","time_ms":200,"decided":1},{"phase":"chc","time_ms":900,"decided":1}]"#,
         );
         // A wrong answer settles nothing; the value phase decided nothing in 30 ms.
-        let b = outcome("true", r#"[{"phase":"value","ms":30,"decided":0},{"phase":"templates","ms":100,"decided":1}]"#);
+        let b = outcome("true", r#"[{"phase":"value","time_ms":30,"decided":0},{"phase":"templates","time_ms":100,"decided":1}]"#);
         let table = PhaseTable::of(&[(&t_true, &a), (&t_false, &b)]);
         let row = |name: &str| table.rows.iter().find(|r| r.name == name).unwrap();
         assert_eq!(table.rows.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), ["value", "templates", "chc"]);

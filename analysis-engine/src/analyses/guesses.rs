@@ -457,18 +457,23 @@ fn null_space(mut rows: Vec<Vec<BigRational>>, cols: usize) -> Vec<Vec<BigRation
         .collect()
 }
 
-/// `Σ c·m == 0` in `long long` for a null-space vector, scaled to coprime integer
-/// coefficients; `None` when one does not fit comfortably.
-fn polynomial_eq(p: &Program, vars: &[VarId], monomials: &[Vec<usize>], v: &[BigRational]) -> Option<Expr> {
+/// A null-space vector scaled to coprime integers, each of magnitude below `limit`; `None`
+/// for the zero vector or a larger coefficient.
+fn coprime(v: &[BigRational], limit: u64) -> Option<Vec<i64>> {
     let lcm = v.iter().fold(BigInt::one(), |acc, c| acc.lcm(c.denom()));
     let ints: Vec<BigInt> = v.iter().map(|c| (c * BigRational::from_integer(lcm.clone())).to_integer()).collect();
     let gcd = ints.iter().fold(BigInt::zero(), |acc, c| acc.gcd(c));
     if gcd.is_zero() {
         return None;
     }
+    ints.iter().map(|c| (c / &gcd).to_i64().filter(|c| c.unsigned_abs() < limit)).collect()
+}
+
+/// `Σ c·m == 0` in `long long` for a null-space vector, scaled to coprime integer
+/// coefficients; `None` when one does not fit comfortably.
+fn polynomial_eq(p: &Program, vars: &[VarId], monomials: &[Vec<usize>], v: &[BigRational]) -> Option<Expr> {
     let mut sum: Option<Expr> = None;
-    for (c, m) in ints.iter().zip(monomials) {
-        let c = (c / &gcd).to_i64().filter(|c| c.unsigned_abs() < 1 << 31)?;
+    for (c, m) in coprime(v, 1 << 31)?.into_iter().zip(monomials) {
         if c == 0 {
             continue;
         }
@@ -485,22 +490,9 @@ fn polynomial_eq(p: &Program, vars: &[VarId], monomials: &[Vec<usize>], v: &[Big
 
 /// A linear relation (`monomials` of degree at most 1) `Σ c·x == 0` computed in the type its
 /// variables share (at least 32 bits: `int`'s arithmetic wraps around there, not promoted),
-/// scaled as [`polynomial_eq`]; `None` when the variables' types differ or are narrower.
+/// scaled by [`coprime`]; `None` when the variables' types differ or are narrower.
 fn modular_eq(p: &Program, vars: &[VarId], monomials: &[Vec<usize>], v: &[BigRational]) -> Option<Expr> {
-    let lcm = v.iter().fold(BigInt::one(), |acc, c| acc.lcm(c.denom()));
-    let ints: Vec<BigInt> = v.iter().map(|c| (c * BigRational::from_integer(lcm.clone())).to_integer()).collect();
-    let gcd = ints.iter().fold(BigInt::zero(), |acc, c| acc.gcd(c));
-    if gcd.is_zero() {
-        return None;
-    }
-    let used: Vec<(i64, &Vec<usize>)> = ints
-        .iter()
-        .zip(monomials)
-        .map(|(c, m)| Some(((c / &gcd).to_i64().filter(|c| c.unsigned_abs() < 1 << 20)?, m)))
-        .collect::<Option<Vec<_>>>()?
-        .into_iter()
-        .filter(|(c, _)| *c != 0)
-        .collect();
+    let used: Vec<(i64, &Vec<usize>)> = coprime(v, 1 << 20)?.into_iter().zip(monomials).filter(|(c, _)| *c != 0).collect();
     let ty = used.iter().find_map(|(_, m)| m.first().map(|&i| p.var(vars[i]).int_ty()))?;
     if ty.boolean || ty.bits < 32 || used.iter().any(|(_, m)| m.len() > 1 || m.iter().any(|&i| p.var(vars[i]).int_ty() != ty)) {
         return None;

@@ -84,8 +84,9 @@ pub enum Phase {
     /// Invariants guessed from the program's text and checked (`analyses::guesses`) in
     /// `combined`, after the first value slice, with `Shares::guesses` of the time left.
     Guesses,
-    /// Linear invariants learned from concrete runs, with the text's candidates, checked
-    /// (`analyses::guesses::prove_linear_program`) in `combined`, after the templates, with
+    /// Linear invariants learned from concrete runs, with the program's assertions and the
+    /// templates' invariants, checked (`analyses::guesses::prove_linear_program`) in
+    /// `combined`, after the templates, with
     /// `Shares::learned` of the time left: for programs whose assertions are linear (the
     /// guessing phase has the others).
     Learned,
@@ -215,8 +216,8 @@ struct Run<'a> {
     chc_annotations: Annotations,
     /// The loop invariants the learning phase found inductive (with or without a proof).
     learned_annotations: Annotations,
-    /// Loop invariants to show besides the templates' and the final analysis's: the Horn
-    /// clause phase's, and those k-induction's proofs assumed (checked inductive).
+    /// Loop invariants to show besides the templates' and the final analysis's: the learning
+    /// and Horn clause phases', and those k-induction's proofs assumed (checked inductive).
     found_invariants: Vec<crate::report::outcome::FoundInvariant>,
 }
 
