@@ -62,10 +62,10 @@ pub struct Guessed {
     pub invariants: Annotations,
 }
 
-/// The open properties that invariants learned from runs (and the text's candidates) show to
-/// hold, for a program whose assertions are linear (nothing otherwise): equalities such as
-/// `a + b == 3*i` or `2*k + i == 2*n` that octagons do not express and Spacer's solution
-/// over the integers may miss.
+/// The open properties that invariants learned from runs (with the program's assertions and
+/// `known`) show to hold, for a program whose assertions are linear (nothing otherwise):
+/// equalities such as `a + b == 3*i` or `2*k + i == 2*n` that octagons do not express and
+/// Spacer's solution over the integers may miss.
 /// `known` are candidates from other phases (the templates' invariants, over mathematical
 /// integers): their bounds (`n <= 1000000`) are what keeps a learned equality from wrapping
 /// around bit-precisely.
@@ -160,7 +160,7 @@ fn prove(p: &Program, open: &[Property], cancel: &Cancel, mode: Mode) -> Guessed
     found
 }
 
-/// The properties of `open` that the inductive subset of `cands` shows to hold.
+/// The inductive subset of `cands` and the properties of `open` it shows to hold.
 fn houdini(p: &Program, open: &[Property], targets: &BTreeSet<(FuncId, NodeId)>, cands: Annotations, cancel: &Cancel) -> Guessed {
     if cands.is_empty() {
         return Guessed::default();
