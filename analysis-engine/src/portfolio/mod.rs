@@ -413,13 +413,12 @@ impl Run<'_> {
     /// How many properties a final outcome decides: proved, violated, or (without an open
     /// reason) left without a decision, which the report reads as proved.
     fn decided_in(&self, o: &Outcome) -> usize {
-        let by_templates = |k: &PropertyKey| self.templates.as_ref().is_some_and(|t| t.proved.contains(k));
         self.props
             .iter()
             .filter(|p| {
                 let k = &p.key;
                 o.proved.contains(k)
-                    || by_templates(k)
+                    || self.by_templates(k)
                     || match o.decisions.get(k) {
                         Some(d) => d.is_violated(),
                         None => o.open_reason.is_none(),
@@ -467,12 +466,11 @@ impl Run<'_> {
             .props
             .iter()
             .filter(|p| {
-                let by_templates = self.templates.as_ref().is_some_and(|t| t.proved.contains(&p.key));
                 let open = match o.decisions.get(&p.key) {
                     Some(d) => !d.is_violated(),
                     None => o.open_reason.is_some(),
                 };
-                open && !by_templates && !o.proved.contains(&p.key)
+                open && !self.by_templates(&p.key) && !o.proved.contains(&p.key)
             })
             .cloned()
             .collect();
@@ -711,17 +709,21 @@ impl Run<'_> {
         self.done_if_all_proved()
     }
 
+    /// Whether the template analysis, once it ran, proved `k`.
+    fn by_templates(&self, k: &PropertyKey) -> bool {
+        self.templates.as_ref().is_some_and(|t| t.proved.contains(k))
+    }
+
     /// The properties neither violated nor proved so far (by a phase or by the templates).
     fn undecided(&self) -> Vec<Property> {
-        let by_templates = |k: &PropertyKey| self.templates.as_ref().is_some_and(|t| t.proved.contains(k));
-        let decided = |k: &PropertyKey| self.proved.contains(k) || by_templates(k) || self.found.get(k).is_some_and(Decision::is_violated);
+        let decided =
+            |k: &PropertyKey| self.proved.contains(k) || self.by_templates(k) || self.found.get(k).is_some_and(Decision::is_violated);
         self.props.iter().filter(|p| !decided(&p.key)).cloned().collect()
     }
 
     /// Ends the run when every property is proved (by a phase or by the templates).
     fn done_if_all_proved(&self) -> Next {
-        let by_templates = |k: &PropertyKey| self.templates.as_ref().is_some_and(|t| t.proved.contains(k));
-        if !self.props.iter().all(|p| self.proved.contains(&p.key) || by_templates(&p.key)) {
+        if !self.props.iter().all(|p| self.proved.contains(&p.key) || self.by_templates(&p.key)) {
             return Next::Continue;
         }
         self.done()
