@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use crate::cfa::DataModel;
 use crate::core::Cancel;
-use crate::harness::{instrument_error_labels, EXHAUSTED_STATUS, REACHED_STATUS};
+use crate::harness::{instrument_targets, Targets, EXHAUSTED_STATUS, REACHED_STATUS};
 use crate::ir::IntTy;
 use crate::sandbox::{self, End, ForkServer, TempDir};
 
@@ -245,7 +245,8 @@ CPALS_NI static void cpals_record(unsigned i, unsigned k, unsigned long long v) 
         s,
         "CPALS_NI static void cpals_reached(void) {{ struct cpals_shared *s = cpals_sh ? cpals_sh : cpals_map(); s->reached = 1; _exit({r}); }}\n\
          CPALS_NI void __wrap___assert_fail(const char *a, const char *f, unsigned int l, const char *fn) {{ cpals_reached(); }}\n\
-         CPALS_NI void __cpals_error_label(void) {{ cpals_reached(); }}",
+         CPALS_NI void __cpals_error_label(void) {{ cpals_reached(); }}\n\
+         CPALS_NI void __cpals_reach_call(const char *f) {{ (void)f; cpals_reached(); }}",
         r = REACHED_STATUS
     );
     if !defined.iter().any(|d| d == "__VERIFIER_assume") {
@@ -374,6 +375,8 @@ pub struct Fuzzer {
     shared: Shared,
     fns: Vec<InputFn>,
     constants: Vec<i128>,
+    /// The targets a run reports (those that are properties).
+    targets: Targets,
     /// Inputs that reached new coverage.
     corpus: Vec<Tape>,
     /// Coverage buckets seen so far (AFL's "virgin bits", inverted).
@@ -416,12 +419,14 @@ impl Fuzzer {
         fns: Vec<InputFn>,
         defined: &[String],
         model: DataModel,
+        targets: Targets,
         cancelled: &dyn Fn() -> bool,
     ) -> Result<Fuzzer, String> {
         let constants = constants(source);
-        let exe = build(name, source, include_dir, &fns, defined, model, &constants, false, cancelled)?;
+        let exe = build(name, source, include_dir, &fns, defined, model, &constants, targets, false, cancelled)?;
         Ok(Fuzzer {
             exe,
+            targets,
             server: None,
             shared: Shared::new()?,
             fns,
@@ -463,7 +468,7 @@ impl Fuzzer {
         model: DataModel,
         cancelled: &dyn Fn() -> bool,
     ) -> Result<(), String> {
-        let exe = build(name, source, include_dir, &self.fns, defined, model, &self.constants, true, cancelled)?;
+        let exe = build(name, source, include_dir, &self.fns, defined, model, &self.constants, self.targets, true, cancelled)?;
         self.server = None;
         self.exe = exe;
         self.coverage = true;
@@ -481,6 +486,7 @@ fn build(
     defined: &[String],
     model: DataModel,
     constants: &[i128],
+    targets: Targets,
     coverage: bool,
     cancelled: &dyn Fn() -> bool,
 ) -> Result<sandbox::Executable, String> {
@@ -489,7 +495,7 @@ fn build(
         let ext = if name.ends_with(".i") { "i" } else { "c" };
         let prog = dir.path().join(format!("program.{}", ext));
         let harness = dir.path().join("fuzz-harness.c");
-        let text = instrument_error_labels(source);
+        let text = instrument_targets(source, targets);
         let text = if ext == "c" { format!("#line 1 \"{}\"\n{}", name.replace(['"', '\\', '\n'], ""), text) } else { text };
         std::fs::write(&prog, text)
             .and_then(|()| std::fs::write(&harness, harness_source(fns, defined, constants)))
@@ -860,7 +866,8 @@ mod tests {
 
     fn fuzzer_for(source: &str, fns: &[(&str, IntTy)], model: DataModel) -> Fuzzer {
         let fns = fns.iter().map(|(n, t)| InputFn { name: n.to_string(), ty: *t }).collect();
-        Fuzzer::compile("t.c", source, Path::new("."), fns, &["main".into()], model, &|| false).expect("gcc compiles the test program")
+        Fuzzer::compile("t.c", source, Path::new("."), fns, &["main".into()], model, Targets::ALL, &|| false)
+            .expect("gcc compiles the test program")
     }
 
     const UINT: IntTy = IntTy { bits: 32, signed: false, boolean: false };

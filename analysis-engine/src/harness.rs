@@ -200,6 +200,11 @@ fn harness_functions(s: &mut String, funcs: &[(String, IntTy)], defined: &[Strin
         "void __cpals_error_label(void) {{\n  fprintf(stderr, \"cpals-harness: reached label ERROR\\n\");\n  fflush(stderr);\n  _exit({});\n}}",
         REACHED_STATUS
     );
+    let _ = writeln!(
+        s,
+        "void __cpals_reach_call(const char *name) {{\n  fprintf(stderr, \"cpals-harness: reached %s\\n\", name);\n  fflush(stderr);\n  _exit({});\n}}",
+        REACHED_STATUS
+    );
     if !defined.iter().any(|d| d == "__VERIFIER_assume") {
         // SV-COMP's assumption: a run that violates it is not a run of the program.
         s.push_str("void __VERIFIER_assume(int cond) {\n  if (!cond) _exit(0);\n}\n");
@@ -472,8 +477,8 @@ pub enum NativeResult {
 
 /// Compiles `source` (the program text, named `name`, with includes resolved against
 /// `include_dir`) with a harness and runs it in the sandbox ([`crate::sandbox`]); the run is
-/// killed when `cancelled()` holds. With `labels` (they are properties), reaching an `ERROR:`
-/// label is a violation too.
+/// killed when `cancelled()` holds. Reaching one of `targets` (those that are properties: an
+/// `ERROR:` label, a call of an error function the program defines) is a violation too.
 #[allow(clippy::too_many_arguments)]
 pub fn native_replay(
     name: &str,
@@ -484,7 +489,7 @@ pub fn native_replay(
     model: DataModel,
     timeout: Duration,
     externals: &[String],
-    labels: bool,
+    targets: Targets,
     cancelled: &dyn Fn() -> bool,
 ) -> NativeResult {
     // A program that reads standard input gets the counterexample's text (maybe empty).
@@ -503,8 +508,8 @@ pub fn native_replay(
     };
     let ext = if name.ends_with(".i") { "i" } else { "c" };
     let prog = dir.path().join(format!("program.{}", ext));
-    // `ERROR:` labels call the harness only where they are properties (`labels`).
-    let source = if labels { instrument_error_labels(source) } else { source.to_string() };
+    // Targets call the harness only where they are properties.
+    let source = instrument_targets(source, targets);
     let text = if ext == "c" { format!("#line 1 \"{}\"\n{}", name.replace('"', ""), source) } else { source };
     if let Err(e) = std::fs::write(&prog, text) {
         return NativeResult::Unavailable(e.to_string());
@@ -531,7 +536,7 @@ pub fn native_replay(
 }
 
 /// Replays a harness file against a program file: compiles both (in a temporary directory,
-/// with the program's `ERROR:` labels instrumented to call `__cpals_error_label()`) and runs
+/// with the program's targets instrumented to call the harness, [`instrument_targets`]) and runs
 /// the result in the sandbox. The program is run only if its external calls are harmless
 /// ([`safe_to_run`]); `externals` lists them.
 pub fn replay_files(program: &Path, harness: &Path, model: DataModel, timeout: Duration, externals: &[String]) -> NativeResult {
@@ -558,7 +563,7 @@ pub fn replay_files(program: &Path, harness: &Path, model: DataModel, timeout: D
     let is_i = program.extension().is_some_and(|e| e == "i");
     let prog = dir.path().join(if is_i { "program.i" } else { "program.c" });
     let name = program.display().to_string().replace(['"', '\\', '\n'], "");
-    let text = instrument_error_labels(&source);
+    let text = instrument_targets(&source, Targets::ALL);
     let text = if is_i { text } else { format!("#line 1 \"{}\"\n{}", name, text) };
     match std::fs::write(&prog, text) {
         Ok(()) => {
@@ -581,10 +586,37 @@ fn defines(text: &str, name: &str) -> bool {
     })
 }
 
-/// The program text with every `ERROR:` label followed by a call of `__cpals_error_label()`
-/// (declared in the call's block), so that a native run shows when it reaches the label. Comments,
+/// Which targets a native run of the program reports (those that are properties).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Targets {
+    /// `ERROR:` labels.
+    pub labels: bool,
+    /// Calls of `reach_error()` and `__VERIFIER_error()`, also where the program defines them
+    /// (`void reach_error() {}`, whose call a run would otherwise not show).
+    pub calls: bool,
+}
+
+impl Targets {
+    /// Every kind of target.
+    pub const ALL: Targets = Targets { labels: true, calls: true };
+
+    /// The kinds of target that are properties of `p`.
+    pub fn of(p: &crate::cfa::Program) -> Targets {
+        use crate::cfa::TargetKind;
+        Targets { labels: p.properties.counts(TargetKind::ErrorLabel), calls: p.properties.counts(TargetKind::ReachError) }
+    }
+}
+
+/// The error functions whose definitions [`instrument_targets`] makes report their call.
+const ERROR_FUNCTIONS: [&str; 2] = ["reach_error", "__VERIFIER_error"];
+
+/// The program text instrumented so that a native run shows when it reaches a target: with
+/// `targets.labels`, every `ERROR:` label is followed by a call of `__cpals_error_label()`;
+/// with `targets.calls`, the body of a `reach_error` or `__VERIFIER_error` the program defines
+/// begins with a call of `__cpals_reach_call("NAME")` (the harness's, which reports it as it
+/// reports a call of one it defines). Each call is declared in its own block or body. Comments,
 /// strings, `case ERROR:` and `? ERROR :` are left alone; lines keep their numbers.
-pub fn instrument_error_labels(source: &str) -> String {
+pub fn instrument_targets(source: &str, targets: Targets) -> String {
     let b = source.as_bytes();
     let mut out = String::with_capacity(source.len() + 64);
     let mut found = false;
@@ -592,6 +624,8 @@ pub fn instrument_error_labels(source: &str) -> String {
     let mut last = 0;
     // The previous significant token, to tell a label from `case ERROR:` and `c ? ERROR : d`.
     let mut prev_tok: &str = "";
+    // Braces open: a function is defined at depth 0.
+    let mut depth = 0usize;
     while i < b.len() {
         let c = b[i];
         if c == b'/' && b.get(i + 1) == Some(&b'/') {
@@ -632,7 +666,19 @@ pub fn instrument_error_labels(source: &str) -> String {
                 i += 1;
             }
             let word = &source[start..i];
-            if word == "ERROR" && prev_tok != "case" && prev_tok != "?" && prev_tok != "goto" {
+            if targets.calls && depth == 0 && ERROR_FUNCTIONS.contains(&word) {
+                if let Some(body) = definition_body(b, i) {
+                    out.push_str(&source[last..=body]);
+                    let _ = write!(out, " extern void __cpals_reach_call(const char *); __cpals_reach_call(\"{word}\");");
+                    last = body + 1;
+                    i = body + 1;
+                    depth += 1;
+                    found = true;
+                    prev_tok = "{";
+                    continue;
+                }
+            }
+            if targets.labels && word == "ERROR" && prev_tok != "case" && prev_tok != "?" && prev_tok != "goto" {
                 let mut j = i;
                 while j < b.len() && (b[j] == b' ' || b[j] == b'\t') {
                     j += 1;
@@ -650,6 +696,11 @@ pub fn instrument_error_labels(source: &str) -> String {
             prev_tok = if word == "case" || word == "goto" { word } else { "id" };
             continue;
         }
+        match c {
+            b'{' => depth += 1,
+            b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
         if !c.is_ascii_whitespace() {
             prev_tok = if c == b'?' { "?" } else { "op" };
         }
@@ -663,6 +714,28 @@ pub fn instrument_error_labels(source: &str) -> String {
     // follow a directive there (`#include`, a `.i` file's line marker), and a line of its
     // own would move every line number.
     out
+}
+
+/// Where the body of a function definition begins (its `{`), when the name that ends before
+/// `at` is followed by a parameter list without parentheses inside and then `{` (a
+/// declaration, `reach_error();`, is not a definition).
+fn definition_body(b: &[u8], at: usize) -> Option<usize> {
+    let skip = |mut j: usize| {
+        while j < b.len() && b[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        j
+    };
+    let open = skip(at);
+    if b.get(open) != Some(&b'(') {
+        return None;
+    }
+    let close = open + b[open..].iter().position(|&c| c == b')')?;
+    if b[open + 1..close].iter().any(|&c| matches!(c, b'(' | b';' | b'{' | b'}')) {
+        return None;
+    }
+    let body = skip(close + 1);
+    (b.get(body) == Some(&b'{')).then_some(body)
 }
 
 /// Compiles a program and a harness in `dir` (files, or generated and cached) and runs the
@@ -712,7 +785,29 @@ fn compile_and_run(
 
 #[cfg(test)]
 mod tests {
-    use super::instrument_error_labels;
+    use super::{instrument_targets, Targets};
+
+    fn instrument_error_labels(src: &str) -> String {
+        instrument_targets(src, Targets { labels: true, calls: false })
+    }
+
+    /// A `reach_error` the program defines (empty, as in many SV-COMP tasks) reports its call
+    /// only where calls are properties; its declarations and calls are left alone.
+    #[test]
+    fn a_defined_error_function_reports_its_call() {
+        let src = "void reach_error();\nvoid reach_error(){}\nint main() {\n  reach_error();\n  if (1) { ERROR: ; }\n}\n";
+        let calls = instrument_targets(src, Targets { labels: false, calls: true });
+        assert_eq!(
+            calls,
+            "void reach_error();\nvoid reach_error(){ extern void __cpals_reach_call(const char *); \
+             __cpals_reach_call(\"reach_error\");}\nint main() {\n  reach_error();\n  if (1) { ERROR: ; }\n}\n"
+        );
+        assert_eq!(calls.lines().count(), src.lines().count());
+        assert!(!instrument_error_labels(src).contains("__cpals_reach_call"));
+        // A local variable or a call inside a function is no definition.
+        let inside = "int main() { int reach_error = 0; __VERIFIER_error(); return reach_error; }\n";
+        assert_eq!(instrument_targets(inside, Targets::ALL), inside);
+    }
 
     #[test]
     fn error_labels_call_the_harness_and_keep_lines() {

@@ -278,7 +278,7 @@ fn compile_and_run(program: &Path, harness: &Path, ilp32: bool, work: &Path) -> 
     std::fs::create_dir_all(work).unwrap();
     let text = std::fs::read_to_string(program).unwrap();
     let copy = work.join(program.file_name().unwrap());
-    std::fs::write(&copy, analysis_engine::harness::instrument_error_labels(&text)).unwrap();
+    std::fs::write(&copy, analysis_engine::harness::instrument_targets(&text, analysis_engine::harness::Targets::ALL)).unwrap();
     let exe = work.join("replay");
     let mut cc = Command::new("cc");
     cc.args(["-w", "-std=gnu11", "-Wl,--wrap=__assert_fail"]).arg(&copy).arg(harness).arg("-o").arg(&exe);

@@ -12,7 +12,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::cfa::cells::Cells;
+use crate::cfa::cells::{dedup, strip, substitute, Cells};
 use crate::cfa::{NodeId, Program};
 use crate::core::Cancel;
 use crate::invariants::{inductive_subset, unreachable_targets, Annotations};
@@ -85,6 +85,12 @@ fn prove(c: &Cells, open: &[Property], cancel: &Cancel) -> BTreeSet<PropertyKey>
         return BTreeSet::new();
     }
     tracing::debug!("cells: {} candidates at {} cut points", cands.values().map(Vec::len).sum::<usize>(), cands.len());
+    if tracing::enabled!(tracing::Level::TRACE) {
+        for ((f, n), c) in &cands {
+            let shown: Vec<String> = c.iter().map(|e| crate::cfa::pretty::expr(q, e, true)).collect();
+            tracing::trace!("cells: candidates at {}@{}: {}", q.cfa(*f).name, n.0, shown.join(" ;; "));
+        }
+    }
     let inv = inductive_subset(q, cands, cancel);
     if cancel.check().is_err() {
         return BTreeSet::new();
@@ -160,6 +166,49 @@ fn loop_candidates(c: &Cells, f: FuncId) -> Vec<Expr> {
             }
         });
     }
+    // A side of a condition's comparison that is neither a scalar nor a constant alone (`2 * N`
+    // of `i <= 2 * N`): where an earlier loop's index ended, in the loop that reads its cells.
+    let usable = |e: &Expr| {
+        let mut vs = Vec::new();
+        e.vars(&mut vs);
+        !vs.is_empty() && vs.iter().all(|&v| matches!(q.var(v).kind, VarKind::Int(_)) && in_scope(v) && !q.var(v).synthetic)
+    };
+    let mut sides: Vec<Expr> = Vec::new();
+    // The scalars a condition tells apart from an index (`z` of `i != z`, `i` an index and `z`
+    // none): the one cell a loop skips.
+    let mut indexing: Vec<VarId> = Vec::new();
+    for e in &indices {
+        e.vars(&mut indexing);
+    }
+    let mut skipped: Vec<VarId> = Vec::new();
+    // The loops `i <= n` over two scalars.
+    let mut inclusive: Vec<(VarId, VarId)> = Vec::new();
+    for e in &conditions {
+        e.walk(&mut |x| {
+            if let Expr::Binary(op, a, b, _) = x {
+                if !op.is_comparison() {
+                    return;
+                }
+                for s in [a, b] {
+                    if !matches!(strip(s), Expr::Var(..) | Expr::Const(..)) && usable(s) {
+                        sides.push(s.as_ref().clone().cast(IntTy::I64));
+                    }
+                }
+                if let (BinOp::Le | BinOp::Gt, Expr::Var(x, _), Expr::Var(y, _)) = (op, strip(a), strip(b)) {
+                    if scalars.contains(x) && scalars.contains(y) && !inclusive.contains(&(*x, *y)) {
+                        inclusive.push((*x, *y));
+                    }
+                }
+                if let (BinOp::Ne | BinOp::Eq, Expr::Var(x, _), Expr::Var(y, _)) = (op, strip(a), strip(b)) {
+                    for (i, z) in [(x, y), (y, x)] {
+                        if indexing.contains(i) && !indexing.contains(z) && scalars.contains(z) && !skipped.contains(z) {
+                            skipped.push(*z);
+                        }
+                    }
+                }
+            }
+        });
+    }
     let mut out: Vec<Expr> = Vec::new();
     for &x in &scalars {
         out.push(cmp(BinOp::Ge, wide(q, x), Expr::Const(0, IntTy::I64)));
@@ -172,12 +221,22 @@ fn loop_candidates(c: &Cells, f: FuncId) -> Vec<Expr> {
             out.push(cmp(BinOp::Le, wide(q, x), wide(q, y)));
         }
     }
+    // Where a loop `i <= n` ends: `i <= n + 1`.
+    for &(x, y) in &inclusive {
+        out.push(cmp(
+            BinOp::Le,
+            wide(q, x),
+            Expr::Binary(BinOp::Add, Box::new(wide(q, y)), Box::new(Expr::Const(1, IntTy::I64)), IntTy::I64),
+        ));
+    }
     // Where a cell's value is known up to: an index, a scalar or a constant of the conditions
     // (the bound of an earlier loop whose counter was reused).
     let mut bounds: Vec<Expr> = indices.clone();
     bounds.extend(scalars.iter().map(|&v| wide(q, v)));
     bounds.extend(consts.iter().map(|&c| Expr::Const(c, IntTy::I64)));
-    bounds.dedup();
+    bounds.extend(sides);
+    dedup(&mut bounds);
+    let writes = with_relations(writes);
     let below = cmp(BinOp::Lt, k.clone(), Expr::Const(0, IntTy::I64));
     for b in &bounds {
         for w in &writes {
@@ -186,7 +245,41 @@ fn loop_candidates(c: &Cells, f: FuncId) -> Vec<Expr> {
             }
         }
     }
+    // The same with the skipped cell left out: `k < 0 | k >= i | k == z | a_k == b_k`.
+    for &z in &skipped {
+        let at_z = cmp(BinOp::Eq, k.clone(), wide(q, z));
+        for b in &bounds {
+            for w in &writes {
+                out.push(or(or(or(below.clone(), cmp(BinOp::Ge, k.clone(), b.clone())), at_z.clone()), w.clone()));
+            }
+        }
+    }
+    dedup(&mut out);
     out.truncate(MAX_CANDIDATES);
+    out
+}
+
+/// The writes' cell values, and the relations between cells that two writes of one value
+/// give: `a[i] = x; b[i] = -x;` gives `b_k == -a_k` besides `a_k == x` and `b_k == -x` (the
+/// value `x`, a variable of the loop's body, means nothing at the loop's head).
+fn with_relations(writes: Vec<Expr>) -> Vec<Expr> {
+    let mut out = writes.clone();
+    for w in &writes {
+        let Expr::Binary(BinOp::Eq, cell, v, _) = w else { continue };
+        let (Expr::Var(..), Expr::Var(x, _)) = (strip(cell), strip(v)) else { continue };
+        for other in writes.iter().filter(|&o| o != w) {
+            let Expr::Binary(BinOp::Eq, cell2, v2, t) = other else { continue };
+            let mut vs = Vec::new();
+            v2.vars(&mut vs);
+            if strip(cell2) == strip(cell) || !vs.contains(x) {
+                continue;
+            }
+            let related = Expr::Binary(BinOp::Eq, cell2.clone(), Box::new(substitute(v2, *x, strip(cell))), *t);
+            if !out.contains(&related) {
+                out.push(related);
+            }
+        }
+    }
     out
 }
 
@@ -224,6 +317,42 @@ mod tests {
     fn a_copy_of_a_filled_array_is_proved() {
         let (p, all) = proved(&format!("{FILL}int b[100];\nfor (int i = 0; i < 100; i++) b[i] = a[i];\n{}", CHECK.replace("a[x]", "b[x]")));
         assert_eq!(p, all);
+    }
+
+    /// Two cells written per step up to `i <= N`, read up to `2 * N`: the second loop's bound
+    /// is a condition's side, and the first loop's counter ends at `N + 1`.
+    #[test]
+    fn cells_written_two_per_step_are_proved() {
+        let body = "int N = 1000;\nint a[2 * N + 2];\nint i;\nfor (i = 0; i <= N; i++) { a[2 * i] = 0; a[2 * i + 1] = 0; }\n\
+                    for (i = 0; i <= 2 * N; i++) __VERIFIER_assert(a[i] == 0);\n";
+        let (p, all) = proved(body);
+        assert_eq!(p, all);
+        let (p, all) = proved(&body.replace("a[2 * i + 1] = 0", "a[2 * i + 1] = 1"));
+        assert_eq!(p, all - 1);
+    }
+
+    /// A copy that skips one cell proves the cells it copied, not the one it skipped.
+    #[test]
+    fn a_copy_that_skips_a_cell_is_proved_elsewhere() {
+        let body = "int a[100], b[100];\nint z = 50;\nfor (int i = 0; i < 100; i++) { a[i] = __VERIFIER_nondet_int(); b[i] = 0; }\n\
+                    for (int i = 0; i < 100; i++) if (i != z) b[i] = a[i];\n\
+                    for (int x = 0; x < 100; x++) if (x != z) __VERIFIER_assert(a[x] == b[x]);\n";
+        let (p, all) = proved(body);
+        assert_eq!(p, all);
+        let (p, all) = proved(&body.replace("if (x != z) __VERIFIER", "__VERIFIER"));
+        assert_eq!(p, all - 1);
+    }
+
+    /// Two arrays written with one value (`a[i] = x; b[i] = -x;`) are related cell by cell.
+    #[test]
+    fn two_arrays_written_with_one_value_are_related() {
+        let body = "int a[100], b[100], c[100];\nfor (int i = 0; i < 100; i++) { int x = __VERIFIER_nondet_int(); a[i] = x; b[i] = -x; }\n\
+                    for (int i = 0; i < 100; i++) c[i] = a[i] + b[i];\n\
+                    for (int i = 0; i < 100; i++) __VERIFIER_assert(c[i] == 0);\n";
+        let (p, all) = proved(body);
+        assert_eq!(p, all);
+        let (p, all) = proved(&body.replace("b[i] = -x", "b[i] = 1 - x"));
+        assert_eq!(p, all - 1);
     }
 
     /// What fails for one element, one element short, or an element overwritten with an input

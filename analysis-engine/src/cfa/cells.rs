@@ -41,7 +41,8 @@ pub struct Cells {
     /// What invariants over cells are usually made of, per function: the indices the
     /// function reads and writes at (`i`, `2*i + 1`, as `long long`), what its writes put in
     /// a cell (`(cell, a_k == v)`, the index replaced by `k` in `v`), and its branch
-    /// conditions (loop bounds).
+    /// conditions (loop bounds, conditions before a target, every (in)equality, and `x == C`
+    /// for a constant put in a scalar).
     pub indices: Vec<(FuncId, Expr)>,
     pub writes: Vec<(FuncId, Expr)>,
     pub conditions: Vec<(FuncId, Expr)>,
@@ -139,15 +140,20 @@ pub fn abstract_arrays(p: &Program) -> Option<Cells> {
         q.functions[f.0 as usize].cfa = Arc::new(loops::finish_cfa(cfa));
     }
     for v in [&mut indices, &mut writes, &mut conditions] {
-        let mut seen = Vec::new();
-        v.retain(|x| {
-            !seen.contains(x) && {
-                seen.push(x.clone());
-                true
-            }
-        });
+        dedup(v);
     }
     Some(Cells { program: q, arrays: arrays.len(), k, at_k: h, indices, writes, conditions })
+}
+
+/// `v` without its repeated elements (the first of each kept, in order).
+pub(crate) fn dedup<T: PartialEq + Clone>(v: &mut Vec<T>) {
+    let mut seen: Vec<T> = Vec::new();
+    v.retain(|x| {
+        !seen.contains(x) && {
+            seen.push(x.clone());
+            true
+        }
+    });
 }
 
 /// Whether the program has an array the transformation would replace.
@@ -267,7 +273,18 @@ impl Rewriter<'_> {
                 }
                 out.writes.push(Expr::Binary(BinOp::Eq, Box::new(Expr::Var(cell, ty)), Box::new(v.cast(ty)), IntTy::INT));
             }
-            EdgeKind::Assume { cond, .. } if branch => out.conditions.push(self.cellify(cond)),
+            // A constant put in a scalar (`N = 100000`, the bound of a loop over `2 * N` cells)
+            // as if compared with it.
+            EdgeKind::Statement(Stmt::Assign(LValue::Var(v), c @ Expr::Const(..)))
+            | EdgeKind::Declaration(Stmt::Assign(LValue::Var(v), c @ Expr::Const(..)))
+                if !self.cells.contains_key(v) =>
+            {
+                out.conditions.push(Expr::Binary(BinOp::Eq, Box::new(Expr::Var(*v, c.ty())), Box::new(c.clone()), IntTy::INT))
+            }
+            // (An (in)equality anywhere: `if (i != z) a[i] = b[i];` skips one cell.)
+            EdgeKind::Assume { cond, .. } if branch || matches!(strip(cond), Expr::Binary(BinOp::Eq | BinOp::Ne, ..)) => {
+                out.conditions.push(self.cellify(cond))
+            }
             _ => {}
         }
         out
@@ -392,7 +409,7 @@ fn leads_to_target(cfa: &super::Cfa, mut n: NodeId) -> bool {
 }
 
 /// The expression with casts removed at its top.
-fn strip(e: &Expr) -> &Expr {
+pub(crate) fn strip(e: &Expr) -> &Expr {
     match e {
         Expr::Cast(x, _) => strip(x),
         other => other,
@@ -400,7 +417,7 @@ fn strip(e: &Expr) -> &Expr {
 }
 
 /// `e` with the variable `x` replaced by `by` (converted to `x`'s type).
-fn substitute(e: &Expr, x: VarId, by: &Expr) -> Expr {
+pub(crate) fn substitute(e: &Expr, x: VarId, by: &Expr) -> Expr {
     map(e, &mut |y| match y {
         Expr::Var(v, t) if *v == x => Some(by.clone().cast(*t)),
         _ => None,

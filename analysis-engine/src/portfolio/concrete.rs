@@ -160,7 +160,7 @@ pub(super) fn confirm_concrete(
         p.data_model,
         timeout,
         &p.externals,
-        p.properties.counts(crate::cfa::TargetKind::ErrorLabel),
+        crate::harness::Targets::of(p),
         &cancelled,
     ) {
         crate::harness::NativeResult::Reached(_) => {

@@ -271,7 +271,6 @@ fn confirm_natively(
     let (include, defined) = build_inputs(p);
     let timeout = Duration::from_millis(cancel.remaining_ms().unwrap_or(10_000).clamp(1_000, 20_000));
     let cancelled = || cancel.check().is_err();
-    let labels = p.properties.counts(TargetKind::ErrorLabel);
     let result = crate::harness::native_replay(
         &p.file,
         &p.source,
@@ -281,7 +280,7 @@ fn confirm_natively(
         p.data_model,
         timeout,
         &p.externals,
-        labels,
+        crate::harness::Targets::of(p),
         &cancelled,
     );
     if !matches!(result, crate::harness::NativeResult::Unavailable(_)) {
@@ -329,7 +328,7 @@ fn prepare(p: &Program, cfg: &VerifyConfig, cancel: &Cancel) -> Result<Fuzzer, S
     crate::harness::safe_to_run(&p.externals)?;
     let fns = input_fns(p)?;
     let (include, defined) = build_inputs(p);
-    Fuzzer::compile(&p.file, &p.source, &include, fns, &defined, p.data_model, &|| cancel.check().is_err())
+    Fuzzer::compile(&p.file, &p.source, &include, fns, &defined, p.data_model, crate::harness::Targets::of(p), &|| cancel.check().is_err())
 }
 
 /// The folder includes are resolved against, and the functions the program defines.
