@@ -55,6 +55,11 @@ enum Tail {
     Zeros = 1,
     /// The seed, as every value.
     Constant = 2,
+    /// The seed minus the input's position (an array read in a loop comes out sorted in
+    /// descending order: a sort ends in one pass and a check of the order fails at once).
+    Descending = 3,
+    /// The seed plus the input's position.
+    Ascending = 4,
 }
 
 /// An input function of the program and the type it returns.
@@ -195,6 +200,8 @@ CPALS_NI static unsigned long long cpals_value(unsigned i, int bits, int sgn) {{
   if (i < s->prefix_len) return s->prefix[i];
   if (s->tail == 1) return 0;
   if (s->tail == 2) return s->seed;
+  if (s->tail == 3) return s->seed - i;
+  if (s->tail == 4) return s->seed + i;
   unsigned long long max = bits >= 64 ? (sgn ? 0x7FFFFFFFFFFFFFFFULL : ~0ULL) : (sgn ? (1ULL << (bits - 1)) - 1 : (1ULL << bits) - 1);
   unsigned long long min = sgn ? ~max : 0;
   unsigned long long r = cpals_rand();
@@ -650,6 +657,9 @@ impl Fuzzer {
     /// time, which is what the runs' CPU time adds up to) is spent, or `cancel` holds.
     pub fn search(&mut self, budget: Duration, cancel: &Cancel) -> Result<Search, String> {
         let deadline = Instant::now() + budget;
+        // Whether the first run was cut at half the budget without reading an input (it then
+        // runs again with all that is left).
+        let mut first_cut = false;
         loop {
             let now = Instant::now();
             if self.input_free || now >= deadline || cancel.check().is_err() {
@@ -660,7 +670,9 @@ impl Fuzzer {
             self.round += 1;
             let (prefix, tail, seed): (Vec<u64>, Tail, u64) = match round {
                 0 => (Vec::new(), Tail::Zeros, 0),
-                1..=8 => (Vec::new(), Tail::Constant, [1u64, 2, 3, u64::MAX, 4, 5, 8, 10][round as usize - 1]),
+                1 => (Vec::new(), Tail::Descending, 1000),
+                2 => (Vec::new(), Tail::Ascending, 0),
+                3..=10 => (Vec::new(), Tail::Constant, [1u64, 2, 3, u64::MAX, 4, 5, 8, 10][round as usize - 3]),
                 _ if !self.corpus.is_empty() && !round.is_multiple_of(3) => {
                     let k = (self.next_rand() % self.corpus.len() as u64) as usize;
                     let base = self.corpus[k].clone();
@@ -668,15 +680,27 @@ impl Fuzzer {
                 }
                 _ => (Vec::new(), Tail::Random, round),
             };
-            // The first run may take the whole budget (a program without inputs runs once).
-            let cpu = if round == 0 { left } else { self.per_run.min(left) };
+            // The first run may take the whole budget (a program without inputs runs once),
+            // half of it at first: one that reads inputs and does not end (all zeros: a loop
+            // over the whole input) leaves the other half to other inputs.
+            let cpu = match round {
+                0 if first_cut => left,
+                0 => left / 2,
+                _ => self.per_run.min(left),
+            };
             let (outcome, used) = self.exec(&prefix, tail, seed, cpu, cancel)?;
             tracing::trace!("fuzzing run {}: {} values given, {:?}, {} values read, {:?}", round, prefix.len(), tail, used, outcome);
             if outcome == RunOutcome::Reached {
                 return Ok(Search::Found(self.tape(used)));
             }
+            let out_of_time = matches!(outcome, RunOutcome::Other(End::Signalled(libc::SIGPROF) | End::TimedOut));
+            if round == 0 && used == 0 && out_of_time && !first_cut {
+                first_cut = true;
+                self.round = 0;
+                continue;
+            }
             if round == 0 && used == 0 {
-                if matches!(outcome, RunOutcome::Other(End::Signalled(libc::SIGPROF) | End::TimedOut)) {
+                if out_of_time {
                     // Out of time before it read an input: the next phase runs it again, with
                     // its whole budget.
                     self.round = 0;
