@@ -107,14 +107,26 @@ pub(super) fn templates(program: &Program, cancel: &Cancel, budget: Duration) ->
 /// the solver must not change what the solver does for the phases after it. `None` if it
 /// panicked (`what` names it in the warning).
 pub(super) fn on_own_thread<T: Send>(what: &str, phase: impl FnOnce() -> T + Send) -> Option<T> {
-    match std::thread::scope(|s| s.spawn(phase).join()) {
-        Ok(t) => Some(t),
-        Err(_) => {
+    // The analyses recurse over expressions as deep as the program's (Csmith's nest hundreds
+    // of operators): the default 2 MiB of a new thread overflowed, aborting the process.
+    let joined = std::thread::scope(|s| {
+        std::thread::Builder::new().name("cpals-phase".into()).stack_size(PHASE_STACK).spawn_scoped(s, phase).map(|h| h.join())
+    });
+    match joined {
+        Ok(Ok(t)) => Some(t),
+        Ok(Err(_)) => {
             tracing::warn!("{} panicked; the combination goes on without it", what);
+            None
+        }
+        Err(e) => {
+            tracing::warn!("{} could not start a thread ({}); the combination goes on without it", what, e);
             None
         }
     }
 }
+
+/// The stack of a phase's thread (reserved, not committed: what deep recursion needs).
+const PHASE_STACK: usize = 256 << 20;
 
 /// `cpals check --analysis templates…`: the template analysis alone.
 pub(super) fn templates_alone(program: &Program, config: &VerifyConfig, mode: TemplateMode, cancel: &Cancel) -> Report {
