@@ -260,7 +260,7 @@ CPALS_NI static void cpals_record(unsigned i, unsigned k, unsigned long long v) 
         s.push_str("CPALS_NI void __VERIFIER_assume(int cond) { if (!cond) _exit(0); }\n");
     }
     s.push_str(&crate::harness::kernel_allocators(defined, "CPALS_NI "));
-    for f in ["reach_error", "__VERIFIER_error"] {
+    for f in crate::harness::ERROR_FUNCTIONS {
         if !defined.iter().any(|d| d == f) {
             let _ = writeln!(s, "CPALS_NI void {f}() {{ cpals_reached(); }}");
         }
@@ -693,13 +693,13 @@ impl Fuzzer {
             if outcome == RunOutcome::Reached {
                 return Ok(Search::Found(self.tape(used)));
             }
-            let out_of_time = matches!(outcome, RunOutcome::Other(End::Signalled(libc::SIGPROF) | End::TimedOut));
-            if round == 0 && used == 0 && out_of_time && !first_cut {
-                first_cut = true;
-                self.round = 0;
-                continue;
-            }
             if round == 0 && used == 0 {
+                let out_of_time = matches!(outcome, RunOutcome::Other(End::Signalled(libc::SIGPROF) | End::TimedOut));
+                if out_of_time && !first_cut {
+                    first_cut = true;
+                    self.round = 0;
+                    continue;
+                }
                 if out_of_time {
                     // Out of time before it read an input: the next phase runs it again, with
                     // its whole budget.

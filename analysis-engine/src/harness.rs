@@ -210,7 +210,7 @@ fn harness_functions(s: &mut String, funcs: &[(String, IntTy)], defined: &[Strin
         s.push_str("void __VERIFIER_assume(int cond) {\n  if (!cond) _exit(0);\n}\n");
     }
     s.push_str(&kernel_allocators(defined, ""));
-    for f in ["reach_error", "__VERIFIER_error"] {
+    for f in ERROR_FUNCTIONS {
         if !defined.iter().any(|d| d == f) {
             let _ = writeln!(
                 s,
@@ -607,8 +607,9 @@ impl Targets {
     }
 }
 
-/// The error functions whose definitions [`instrument_targets`] makes report their call.
-const ERROR_FUNCTIONS: [&str; 2] = ["reach_error", "__VERIFIER_error"];
+/// The error functions: harnesses define those the program does not, and [`instrument_targets`]
+/// makes the program's own definitions report their call.
+pub(crate) const ERROR_FUNCTIONS: [&str; 2] = ["reach_error", "__VERIFIER_error"];
 
 /// The program text instrumented so that a native run shows when it reaches a target: with
 /// `targets.labels`, every `ERROR:` label is followed by a call of `__cpals_error_label()`;

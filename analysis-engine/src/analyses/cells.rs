@@ -304,6 +304,16 @@ mod tests {
         crate::analyses::proved_in_main(body, super::prove_program)
     }
 
+    /// `body` is proved whole, and with `from` replaced by `to` one property is not.
+    fn proved_all_but_one_changed(body: &str, from: &str, to: &str) {
+        let (p, all) = proved(body);
+        assert_eq!(p, all, "{body}");
+        let changed = body.replace(from, to);
+        assert_ne!(changed, body);
+        let (p, all) = proved(&changed);
+        assert_eq!(p, all - 1, "{changed}");
+    }
+
     const FILL: &str = "int a[100];\nfor (int i = 0; i < 100; i++) a[i] = 42;\n";
     const CHECK: &str = "for (int x = 0; x < 100; x++) __VERIFIER_assert(a[x] == 42);\n";
 
@@ -325,10 +335,7 @@ mod tests {
     fn cells_written_two_per_step_are_proved() {
         let body = "int N = 1000;\nint a[2 * N + 2];\nint i;\nfor (i = 0; i <= N; i++) { a[2 * i] = 0; a[2 * i + 1] = 0; }\n\
                     for (i = 0; i <= 2 * N; i++) __VERIFIER_assert(a[i] == 0);\n";
-        let (p, all) = proved(body);
-        assert_eq!(p, all);
-        let (p, all) = proved(&body.replace("a[2 * i + 1] = 0", "a[2 * i + 1] = 1"));
-        assert_eq!(p, all - 1);
+        proved_all_but_one_changed(body, "a[2 * i + 1] = 0", "a[2 * i + 1] = 1");
     }
 
     /// A copy that skips one cell proves the cells it copied, not the one it skipped.
@@ -337,10 +344,7 @@ mod tests {
         let body = "int a[100], b[100];\nint z = 50;\nfor (int i = 0; i < 100; i++) { a[i] = __VERIFIER_nondet_int(); b[i] = 0; }\n\
                     for (int i = 0; i < 100; i++) if (i != z) b[i] = a[i];\n\
                     for (int x = 0; x < 100; x++) if (x != z) __VERIFIER_assert(a[x] == b[x]);\n";
-        let (p, all) = proved(body);
-        assert_eq!(p, all);
-        let (p, all) = proved(&body.replace("if (x != z) __VERIFIER", "__VERIFIER"));
-        assert_eq!(p, all - 1);
+        proved_all_but_one_changed(body, "if (x != z) __VERIFIER", "__VERIFIER");
     }
 
     /// Two arrays written with one value (`a[i] = x; b[i] = -x;`) are related cell by cell.
@@ -349,10 +353,7 @@ mod tests {
         let body = "int a[100], b[100], c[100];\nfor (int i = 0; i < 100; i++) { int x = __VERIFIER_nondet_int(); a[i] = x; b[i] = -x; }\n\
                     for (int i = 0; i < 100; i++) c[i] = a[i] + b[i];\n\
                     for (int i = 0; i < 100; i++) __VERIFIER_assert(c[i] == 0);\n";
-        let (p, all) = proved(body);
-        assert_eq!(p, all);
-        let (p, all) = proved(&body.replace("b[i] = -x", "b[i] = 1 - x"));
-        assert_eq!(p, all - 1);
+        proved_all_but_one_changed(body, "b[i] = -x", "b[i] = 1 - x");
     }
 
     /// What fails for one element, one element short, or an element overwritten with an input
