@@ -68,6 +68,10 @@ pub(super) struct FnState {
     /// Local pointers that hold the start of an allocated block (or null) wherever they are in
     /// scope, with the block's length in elements.
     pub blocks: HashMap<VarId, u64>,
+    /// Variable-length arrays (not in memory) with the length of their first dimension: its
+    /// size expression when that reads only locals the body never changes, otherwise a
+    /// synthetic local set where the declaration is reached.
+    pub vla_lens: HashMap<VarId, Expr>,
     /// Set while the operand of `&` is lowered, taken by the outermost place: `&p[n]` (one past
     /// the end) is no access, so it is not bounds-checked (C11 6.5.3.2p3).
     pub address_of: bool,
@@ -103,6 +107,7 @@ impl FnState {
             checked: 0,
             modified: None,
             blocks: HashMap::new(),
+            vla_lens: HashMap::new(),
             address_of: false,
             depth: 0,
         };
@@ -871,29 +876,75 @@ fn starts_with_target_call(s: &Statement) -> bool {
 impl<'a, 'p> FnBuilder<'a, 'p> {
     /// Lowers a declaration (file scope into the start function, block scope here).
     pub fn declaration(&mut self, d: &Node<Declaration>, store: Store) -> BResult<()> {
-        if store == Store::Local {
-            self.vla_sizes(d)?;
-        }
+        let lens = if store == Store::Local { self.vla_sizes(d)? } else { Vec::new() };
         super::init::declaration(self, d, store)?;
+        for (name, len) in lens {
+            if let Some(Sym::Var(obj, _)) = self.cx.lookup(&name) {
+                if let Obj::Array(v, dims) = &**obj {
+                    if dims.first() == Some(&0) {
+                        self.st.vla_lens.insert(*v, len);
+                    }
+                }
+            }
+        }
         self.declaration_semantics(d, store);
         Ok(())
     }
 
     /// The side effects of the size expressions of variable-length arrays (`int a[n++]`): they
-    /// happen when the declaration is reached, before its initialiser.
-    fn vla_sizes(&mut self, d: &Node<Declaration>) -> BResult<()> {
+    /// happen when the declaration is reached, before its initialiser. The length of a VLA's
+    /// first dimension bounds its accesses ([`Self::check_bounds`]): the names of the
+    /// declarators with one, and that length (see [`FnState::vla_lens`]).
+    fn vla_sizes(&mut self, d: &Node<Declaration>) -> BResult<Vec<(String, Expr)>> {
         use lang_c::ast::{ArraySize, DerivedDeclarator};
+        let mut lens = Vec::new();
         for id in &d.node.declarators {
-            for dd in &id.node.declarator.node.derived {
+            let decl = &id.node.declarator.node;
+            // Only a plain array declarator (`int a[n][4]`, not `int (*p)[n]`) names an array
+            // whose first dimension is this size.
+            let plain = decl.derived.iter().all(|dd| matches!(dd.node, DerivedDeclarator::Array(_)));
+            for (k, dd) in decl.derived.iter().enumerate() {
                 let DerivedDeclarator::Array(a) = &dd.node else { continue };
-                if let ArraySize::VariableExpression(e) | ArraySize::StaticExpression(e) = &a.node.size {
-                    if super::consts::eval(self.cx, &e.node).is_none() {
-                        self.effect(e)?;
-                    }
+                let (ArraySize::VariableExpression(e) | ArraySize::StaticExpression(e)) = &a.node.size else { continue };
+                if super::consts::eval(self.cx, &e.node).is_some() {
+                    continue;
                 }
+                let name = super::declarator_name(decl).filter(|_| plain && k == 0 && self.st.dry == 0);
+                let Some(name) = name else {
+                    self.effect(e)?;
+                    continue;
+                };
+                let v = self.value(e)?;
+                let len = self.truth_value(v);
+                if self.fixed_locals_only(&len) {
+                    lens.push((name, len));
+                    continue;
+                }
+                let var = self.temp(len.ty(), false)?;
+                let sp = self.span(e.span);
+                let ty = len.ty();
+                self.stmt_edge(Stmt::Assign(LValue::Var(var), len), sp);
+                lens.push((name, Expr::Var(var, ty)));
             }
         }
-        Ok(())
+        Ok(lens)
+    }
+
+    /// Whether `e` reads nothing but locals of this function that its body never changes after
+    /// their declaration (so its value is the same wherever they are in scope).
+    fn fixed_locals_only(&self, e: &Expr) -> bool {
+        let mut unknown = false;
+        e.walk(&mut |x| unknown |= matches!(x, Expr::Unknown(..) | Expr::Elem(..)));
+        let mut vs = Vec::new();
+        e.vars(&mut vs);
+        let Some(modified) = &self.st.modified else { return false };
+        !unknown
+            && vs.iter().all(|v| {
+                v.func() == Some(self.st.func) && {
+                    let info = &self.st.locals[v.index()];
+                    !info.synthetic && !modified.contains(&info.name) && !self.cx.indirect.volatile.contains(v)
+                }
+            })
     }
 
     /// What a declaration means beyond its storage and initialiser: a `volatile` object (or a

@@ -246,18 +246,29 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
     /// model of arrays as variables would not show). Unless the index is a constant inside the
     /// array, the access branches to a [`TargetKind::OutOfBounds`] target. The flattened index
     /// is checked against the whole array (`a[0][5]` of an `int a[2][4]` is `a[1][1]` in
-    /// memory, as gcc lays it out); arrays of unknown length (VLAs, `extern int a[]`) are not
-    /// checked (a known gap, see docs/architecture.md).
+    /// memory, as gcc lays it out). A variable-length array is checked against the length its
+    /// declaration computed (`FnState::vla_lens`); an array of unknown length (`extern int
+    /// a[]`) is not checked (a known gap, see docs/architecture.md).
     pub(super) fn check_bounds(&mut self, var: VarId, index: &Expr, dims: &[u64], span: LSpan) {
-        if dims.contains(&0) {
-            return;
-        }
-        let Some(total) = dims.iter().try_fold(1u64, |a, &d| a.checked_mul(d)) else { return };
         let name = self.var_name(var);
         if name.starts_with("__") {
             // Synthetic arrays of the builder (the `atexit` stack) are not the user's accesses.
             return;
         }
+        if dims.first() == Some(&0) {
+            // A variable-length array: its length is what its declaration computed.
+            let Some(len) = self.st.vla_lens.get(&var) else { return };
+            let Some(stride) = dims[1..].iter().try_fold(1u64, |a, &d| a.checked_mul(d)).filter(|&s| s > 0) else { return };
+            let len = len.clone().cast(IntTy::U64);
+            let total = Expr::Binary(BinOp::Mul, Box::new(len), Box::new(Expr::Const(stride as i128, IntTy::U64)), IntTy::U64);
+            let what = format!("index of `{}` (a variable-length array)", name);
+            self.check_index_below(what, index, total, span);
+            return;
+        }
+        if dims.contains(&0) {
+            return;
+        }
+        let Some(total) = dims.iter().try_fold(1u64, |a, &d| a.checked_mul(d)) else { return };
         let what = format!("index of `{}` ({} element{})", name, total, if total == 1 { "" } else { "s" });
         self.check_index(what, index, total, span);
     }
@@ -281,14 +292,19 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
     /// Branches to an out-of-bounds target unless `index` (an element index) is below `total`;
     /// `what` names the access for the report.
     fn check_index(&mut self, what: String, index: &Expr, total: u64, span: LSpan) {
-        if self.st.dry > 0 || self.st.checked > 0 || !self.cx.bounds_checks {
-            return;
-        }
         if index.constant().is_some_and(|i| (0..total as i128).contains(&i)) {
             return;
         }
-        let within =
-            Expr::Binary(BinOp::Lt, Box::new(index.clone().cast(IntTy::U64)), Box::new(Expr::Const(total as i128, IntTy::U64)), IntTy::INT);
+        self.check_index_below(what, index, Expr::Const(total as i128, IntTy::U64), span);
+    }
+
+    /// Branches to an out-of-bounds target unless `index` is below `total` (a `u64`
+    /// expression): a negative index is a huge unsigned one.
+    fn check_index_below(&mut self, what: String, index: &Expr, total: Expr, span: LSpan) {
+        if self.st.dry > 0 || self.st.checked > 0 || !self.cx.bounds_checks {
+            return;
+        }
+        let within = Expr::Binary(BinOp::Lt, Box::new(index.clone().cast(IntTy::U64)), Box::new(total), IntTy::INT);
         self.branch_to_target(within, what, span);
     }
 
