@@ -297,10 +297,17 @@ pub fn inductive_subset(p: &Program, mut cands: Annotations, cancel: &Cancel) ->
     // One solver for all of it, each block's query in a scope of its own (the blocks'
     // encoders name their symbols alike): a fresh Z3 solver costs more than these queries.
     let s: Solver = solver_by_work(cancel, INCREMENTAL_MS);
-    loop {
+    let started = std::time::Instant::now();
+    for round in 0.. {
         if cancel.check().is_err() {
             return Annotations::new();
         }
+        tracing::debug!(
+            "inductive subset: round {} at {:?}, {} candidates",
+            round,
+            started.elapsed(),
+            cands.values().map(Vec::len).sum::<usize>()
+        );
         let mut changed = false;
         for (enc, b) in blocks.iter_mut() {
             let pre = cands.get(&(b.func, b.start)).cloned().unwrap_or_default();

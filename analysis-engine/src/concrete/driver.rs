@@ -318,11 +318,12 @@ impl<'r> Runner<'r> {
                 self.m.write(lhs, None)?;
             }
             Stmt::InitArray { var, zero } => {
-                // The memory model's cells (arrays without a length) are not run: a run that
-                // gets further through such a program confirms violations that the value
-                // analysis would otherwise find itself, and it then proves less
-                // (`fixtures/memory/bsearch.c`).
-                if !*zero && matches!(self.p.var(*var).kind, VarKind::Array { len: None, .. }) {
+                // The memory model's cells (synthetic arrays without a length) are not run: a
+                // run that gets further through such a program confirms violations that the
+                // value analysis would otherwise find itself, and it then proves less
+                // (`fixtures/memory/bsearch.c`). A variable-length array of the program is.
+                let info = self.p.var(*var);
+                if !*zero && info.synthetic && matches!(info.kind, VarKind::Array { len: None, .. }) {
                     return Err(Stop("an array with arbitrary contents".into()));
                 }
                 // Zeros, or arbitrary contents (an uninitialised array): a read of a cell not
