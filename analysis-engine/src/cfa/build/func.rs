@@ -920,9 +920,9 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                     lens.push((name, len));
                     continue;
                 }
-                let var = self.temp(len.ty(), false)?;
-                let sp = self.span(e.span);
                 let ty = len.ty();
+                let var = self.temp(ty, false)?;
+                let sp = self.span(e.span);
                 self.stmt_edge(Stmt::Assign(LValue::Var(var), len), sp);
                 lens.push((name, Expr::Var(var, ty)));
             }
