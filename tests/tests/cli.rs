@@ -88,6 +88,29 @@ fn json_report_follows_the_interface() {
     assert!(v["stats"]["time_ms"].is_number());
 }
 
+/// A list built with `malloc` and never checked for null: by default a failed allocation
+/// makes the read through it invalid (a run cpals does not confirm: `unknown`); with
+/// `--assume-allocations-succeed` the program is proved, and the report says what was assumed.
+/// A real bug stays a violation either way.
+#[test]
+fn allocations_assumed_to_succeed_are_stated() {
+    let program = b"#include <stdlib.h>\n#include <assert.h>\nstruct node { int v; struct node *next; };\n\
+int main(void) {\n  struct node *head = 0;\n  for (int i = 0; i < 3; i++) {\n    struct node *n = malloc(sizeof *n);\n\
+    n->v = i;\n    n->next = head;\n    head = n;\n  }\n  assert(head->v == 2);\n  return 0;\n}\n";
+    let file = temp_file("unchecked_malloc.c", program);
+    let by_default = cpals(&["check", "--json", "--timeout", "30", &file], Duration::from_secs(120));
+    let v: serde_json::Value = serde_json::from_str(&by_default.stdout).expect("one JSON object");
+    assert_eq!(v["verdict"], "unknown", "{}", by_default.stdout);
+    assert!(!by_default.stdout.contains("allocations are assumed"), "{}", by_default.stdout);
+    let assumed = cpals(&["check", "--timeout", "30", "--assume-allocations-succeed", &file], Duration::from_secs(120));
+    assert_eq!(assumed.code, Some(0), "{}{}", assumed.stdout, assumed.stderr);
+    assert!(assumed.stderr.contains("allocations are assumed to succeed"), "{}", assumed.stderr);
+    let wrong =
+        temp_file("unchecked_malloc_wrong.c", &String::from_utf8_lossy(program).replace("head->v == 2", "head->v == 1").into_bytes());
+    let still = cpals(&["check", "--timeout", "30", "--assume-allocations-succeed", &wrong], Duration::from_secs(120));
+    assert_eq!(still.code, Some(1), "{}{}", still.stdout, still.stderr);
+}
+
 #[test]
 fn proofs_and_invariants_are_printed() {
     let o = cpals(&["check", &fixture("seed000/fig1_harness.c")], Duration::from_secs(60));

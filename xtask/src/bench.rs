@@ -30,8 +30,9 @@ pub struct BenchArgs {
     /// Tasks run at a time.
     #[arg(long, default_value_t = 2)]
     pub jobs: usize,
-    /// Comma-separated analyses to compare side by side; peers: `frama-c-eva-N` (Eva at
-    /// precision N) and `randtest-N` (random testing for N seconds, `tools/randtest`).
+    /// Comma-separated analyses to compare side by side, each optionally followed by options
+    /// of its own for `cpals check` (`combined,combined --memory=off`); peers: `frama-c-eva-N`
+    /// (Eva at precision N) and `randtest-N` (random testing for N seconds, `tools/randtest`).
     #[arg(long, default_value = "value")]
     pub analysis: String,
     /// Only tasks whose category starts with one of these (comma-separated).
@@ -306,7 +307,7 @@ fn artifact_paths(dir: &Path, t: &Task, analysis: &str) -> (PathBuf, PathBuf) {
         "{}__{}__{}",
         t.category.replace(['/', ' '], "_"),
         t.file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
-        analysis
+        analysis.split_whitespace().collect::<Vec<_>>().join("_").replace(['/', '='], "-")
     );
     (dir.join(format!("{}.witness.yml", stem)), dir.join(format!("{}.harness.c", stem)))
 }
@@ -403,11 +404,13 @@ fn run_task(exe: &Path, t: &Task, analysis: &str, timeout: f64, extra: &[String]
     let (witness, harness) = artifact_paths(artifacts, t, analysis);
     let _ = std::fs::remove_file(&witness);
     let _ = std::fs::remove_file(&harness);
+    // A configuration: the analysis, then options of its own.
+    let mut words = analysis.split_whitespace();
     let mut cmd = Command::new(exe);
     cmd.arg("check")
         .arg("--json")
         .arg("--analysis")
-        .arg(analysis)
+        .arg(words.next().unwrap_or(analysis))
         .arg("--timeout")
         .arg(format!("{}", timeout))
         .arg("--data-model")
@@ -418,6 +421,7 @@ fn run_task(exe: &Path, t: &Task, analysis: &str, timeout: f64, extra: &[String]
         .arg(&harness)
         .args(t.property.iter().flat_map(|p| [std::ffi::OsStr::new("--property"), p.as_os_str()]))
         .args(extra)
+        .args(words)
         .arg(&t.file);
     let (out, cpu, wall, rss, killed) = run_child(cmd, timeout + 5.0, Duration::from_secs_f64(4.0 * timeout + 10.0));
     let parsed: Option<serde_json::Value> = serde_json::from_str(&out).ok();

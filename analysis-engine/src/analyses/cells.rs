@@ -347,6 +347,15 @@ mod tests {
         proved_all_but_one_changed(body, "if (x != z) __VERIFIER", "__VERIFIER");
     }
 
+    /// A loop that breaks halfway (`if (i > 50) break;`) and a check guarded by the same bound:
+    /// the bound is a condition inside the loops' bodies, not at their heads.
+    #[test]
+    fn cells_written_until_a_break_are_proved() {
+        let body = "int a[100];\nint i;\nfor (i = 0; i < 100; i++) { if (i > 50) break; a[i] = 10; }\n\
+                    for (i = 0; i < 100; i++) if (i <= 50) __VERIFIER_assert(a[i] == 10);\n";
+        proved_all_but_one_changed(body, "if (i <= 50)", "if (i <= 51)");
+    }
+
     /// Two arrays written with one value (`a[i] = x; b[i] = -x;`) are related cell by cell.
     #[test]
     fn two_arrays_written_with_one_value_are_related() {

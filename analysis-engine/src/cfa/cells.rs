@@ -41,8 +41,8 @@ pub struct Cells {
     /// What invariants over cells are usually made of, per function: the indices the
     /// function reads and writes at (`i`, `2*i + 1`, as `long long`), what its writes put in
     /// a cell (`(cell, a_k == v)`, the index replaced by `k` in `v`), and its branch
-    /// conditions (loop bounds, conditions before a target, every (in)equality, and `x == C`
-    /// for a constant put in a scalar).
+    /// conditions (loop bounds, the conditions inside loops and before a target, every
+    /// (in)equality, and `x == C` for a constant put in a scalar).
     pub indices: Vec<(FuncId, Expr)>,
     pub writes: Vec<(FuncId, Expr)>,
     pub conditions: Vec<(FuncId, Expr)>,
@@ -99,13 +99,16 @@ pub fn abstract_arrays(p: &Program) -> Option<Cells> {
             cfa.locals[a.index()].kind = VarKind::Int(cells[&a].1);
         }
         let original = cfa.edges.len();
+        let cyclic = on_cycles(&cfa);
         for e in 0..original {
             let kind = cfa.edges[e].kind.clone();
-            // Loop conditions, and the conditions under which a target is reached (those of
-            // a `__VERIFIER_assert` are about its parameter, in its own function).
-            let at_loop_head = cfa.node(cfa.edges[e].src).loop_head;
+            // Loop conditions, the conditions inside a loop's body (a `break`'s, the one
+            // guarding the check of a cell), and the conditions under which a target is
+            // reached (those of a `__VERIFIER_assert` are about its parameter, in its own
+            // function).
+            let in_loop = cyclic[cfa.edges[e].src.0 as usize];
             let to_target = leads_to_target(&cfa, cfa.edges[e].dst);
-            let parts = rw.parts(&kind, at_loop_head || to_target);
+            let parts = rw.parts(&kind, in_loop || to_target);
             indices.extend(parts.indices.into_iter().map(|x| (f, x)));
             writes.extend(parts.writes.into_iter().map(|x| (f, x)));
             conditions.extend(parts.conditions.into_iter().map(|x| (f, x)));
@@ -391,6 +394,34 @@ impl Rewriter<'_> {
             }
         }
     }
+}
+
+/// Per node of `cfa`, whether it lies on a cycle: in the strongly connected component of a
+/// loop head (the nodes it reaches that reach it back).
+fn on_cycles(cfa: &super::Cfa) -> Vec<bool> {
+    let walk = |from: NodeId, forward: bool| {
+        let mut seen = vec![false; cfa.nodes.len()];
+        let mut stack = vec![from];
+        while let Some(n) = stack.pop() {
+            let node = cfa.node(n);
+            for &e in if forward { &node.out } else { &node.inc } {
+                let m = if forward { cfa.edge(e).dst } else { cfa.edge(e).src };
+                if !seen[m.0 as usize] {
+                    seen[m.0 as usize] = true;
+                    stack.push(m);
+                }
+            }
+        }
+        seen
+    };
+    let mut out = vec![false; cfa.nodes.len()];
+    for h in cfa.loop_heads() {
+        let (reached, reaching) = (walk(h, true), walk(h, false));
+        for (o, (a, b)) in out.iter_mut().zip(reached.iter().zip(&reaching)) {
+            *o |= *a && *b;
+        }
+    }
+    out
 }
 
 /// Whether `n` is a target or only blank edges lead from it to one.

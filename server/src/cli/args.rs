@@ -54,6 +54,11 @@ pub struct AnalysisArgs {
     /// hold only for executions without such an access (by default each subscript is checked).
     #[arg(long)]
     pub assume_in_bounds: bool,
+    /// Assumes every allocation succeeds (SV-COMP's rule, CBMC's default): `malloc` and the
+    /// others never return null, and proofs hold only for such runs, as a note says (by
+    /// default an allocation may fail).
+    #[arg(long)]
+    pub assume_allocations_succeed: bool,
     /// The memory model: on (objects whose address is taken, arrays behind pointers and the
     /// heap are modelled byte-addressed, each access checked; the default) or off (a read
     /// through a pointer is any value and a write havocs addressable memory, as before it).
@@ -162,6 +167,7 @@ impl AnalysisArgs {
     pub fn build(&self) -> Result<BuildOptions, String> {
         let mut opts = BuildOptions {
             assume_in_bounds: self.assume_in_bounds,
+            assume_allocations_succeed: self.assume_allocations_succeed,
             no_memory_model: self.memory == MemoryModel::Off,
             ..BuildOptions::default()
         };

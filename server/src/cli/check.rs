@@ -182,6 +182,9 @@ pub fn run(file: &Path, args: &AnalysisArgs, out: &Outputs) -> i32 {
         // What the proofs assume of the command line.
         eprintln!("cpals: note: {}", analysis_engine::frontend::models::args_note());
     }
+    if report.notes.iter().any(|(_, m)| m == analysis_engine::cfa::build::ALLOCATIONS_SUCCEED) {
+        eprintln!("cpals: note: {}", analysis_engine::cfa::build::ALLOCATIONS_SUCCEED);
+    }
     if report.stats.native_runs > 0 {
         // The user is told whenever their program ran.
         eprintln!(

@@ -214,6 +214,7 @@ pub fn scan(parsed: &Parsed, model: DataModel) -> Indirect {
         indirect: Indirect::default(),
         props: Default::default(),
         bounds_checks: false,
+        allocations_may_fail: true,
         mem: None,
         decl_keys: HashMap::new(),
         opaque_decls: HashMap::new(),

@@ -746,6 +746,10 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
     }
 }
 
+/// The note of a program whose allocations are assumed to succeed.
+pub const ALLOCATIONS_SUCCEED: &str =
+    "allocations are assumed to succeed (`--assume-allocations-succeed`): what is proved holds for runs in which no allocation returns null";
+
 /// The largest block `calloc` zeroes cell by cell; a larger one has contents the model does
 /// not know (any value, never confirming a counterexample).
 const CALLOC_ZERO_LIMIT: u64 = 128;
@@ -781,6 +785,12 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             _ => (u64v(args.first()), false, None),
         };
         let may_fail = !matches!(name, "alloca" | "__builtin_alloca");
+        if may_fail && !self.cx.allocations_may_fail {
+            if !self.cx.notes.iter().any(|n| n.message == ALLOCATIONS_SUCCEED) {
+                self.note(span, ALLOCATIONS_SUCCEED);
+            }
+        }
+        let may_fail = may_fail && self.cx.allocations_may_fail;
         let result = self.temp(IntTy::U64, true)?;
         self.cx.alloc_results.insert(result);
         let join = self.new_node();

@@ -14,6 +14,7 @@ mod func;
 mod indirect;
 mod init;
 mod memory;
+pub use memory::ALLOCATIONS_SUCCEED;
 pub mod types;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -115,6 +116,8 @@ struct ProgCx<'p> {
     props: PropertySet,
     /// Whether array subscripts are bounds-checked ([`BuildOptions::assume_in_bounds`]).
     bounds_checks: bool,
+    /// Whether an allocation may return null ([`BuildOptions::assume_allocations_succeed`]).
+    allocations_may_fail: bool,
     /// The memory model, when this build uses it ([`memory`]).
     mem: Option<memory::Memory>,
     /// The declaration of each user variable (to find the same declarations in a second build).
@@ -148,6 +151,10 @@ pub struct BuildOptions {
     /// its array, so proofs hold only for executions without such an access (the setting of
     /// the papers' examples, which check nothing else).
     pub assume_in_bounds: bool,
+    /// Allocations never fail (`--assume-allocations-succeed`, SV-COMP's rule and CBMC's
+    /// default): `malloc`, `calloc`, `realloc` and the others never return null, so proofs hold
+    /// only for runs in which none does (a note says so at the first allocation).
+    pub assume_allocations_succeed: bool,
     /// Build without the memory model (every access through a pointer over-approximated).
     pub no_memory_model: bool,
     /// The file's own preprocessor flags (`-I`, `-D`, `-U`, `-std=`, `-include`; from a
@@ -218,6 +225,7 @@ fn build_once(
         indirect: indirect::scan(parsed, model),
         props: opts.properties,
         bounds_checks: !opts.assume_in_bounds,
+        allocations_may_fail: !opts.assume_allocations_succeed,
         mem: None,
         decl_keys: HashMap::new(),
         opaque_decls: HashMap::new(),
