@@ -46,6 +46,12 @@ pub struct Cells {
     pub indices: Vec<(FuncId, Expr)>,
     pub writes: Vec<(FuncId, Expr)>,
     pub conditions: Vec<(FuncId, Expr)>,
+    /// What a call of an assertion helper asserts of one cell, the index replaced by `k`
+    /// (`__VERIFIER_assert(s[i].n != 0)` gives `s.n_k != 0`).
+    pub asserted: Vec<(FuncId, Expr)>,
+    /// The conditions of branches inside loop bodies, not at their heads, over variables no
+    /// loop body sets (`if (c > 5) break;`).
+    pub guards: Vec<(FuncId, Expr)>,
 }
 
 /// The program with its arrays replaced by cells; `None` when no array qualifies.
@@ -90,7 +96,7 @@ pub fn abstract_arrays(p: &Program) -> Option<Cells> {
         q.globals[a.index()].kind = VarKind::Int(cells[&a].1);
     }
     let rw = Rewriter { cells: &cells, k };
-    let (mut indices, mut writes, mut conditions) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut indices, mut writes, mut conditions, mut asserted, mut guards) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for f in p.func_ids() {
         let mut cfa = (*p.cfa(f)).clone();
         cfa.locals.extend(locals.remove(&f).unwrap_or_default());
@@ -100,6 +106,21 @@ pub fn abstract_arrays(p: &Program) -> Option<Cells> {
         }
         let original = cfa.edges.len();
         let cyclic = on_cycles(&cfa);
+        // The variables a loop body sets: a guard over one of them is not the loop's to keep.
+        let mut set_in_loops: Vec<VarId> = Vec::new();
+        for e in cfa.edges.iter().filter(|e| cyclic[e.src.0 as usize]) {
+            match &e.kind {
+                EdgeKind::Statement(Stmt::Assign(LValue::Var(v), _) | Stmt::Input { lhs: LValue::Var(v), .. })
+                | EdgeKind::Declaration(Stmt::Assign(LValue::Var(v), _) | Stmt::Input { lhs: LValue::Var(v), .. }) => set_in_loops.push(*v),
+                EdgeKind::CallSummary(c) => set_in_loops.extend(c.ret.iter().map(LValue::var)),
+                _ => {}
+            }
+        }
+        let fixed = |e: &Expr| {
+            let mut vs = Vec::new();
+            e.vars(&mut vs);
+            vs.iter().all(|v| !set_in_loops.contains(v))
+        };
         for e in 0..original {
             let kind = cfa.edges[e].kind.clone();
             // Loop conditions, the conditions inside a loop's body (a `break`'s, the one
@@ -109,6 +130,19 @@ pub fn abstract_arrays(p: &Program) -> Option<Cells> {
             let in_loop = cyclic[cfa.edges[e].src.0 as usize];
             let to_target = leads_to_target(&cfa, cfa.edges[e].dst);
             let parts = rw.parts(&kind, in_loop || to_target);
+            if let EdgeKind::Assume { cond, .. } = &kind {
+                // (Not a check's branch, one of whose sides is its target: a bounds check.)
+                let src = cfa.node(cfa.edges[e].src);
+                let check = src.out.iter().any(|&o| leads_to_target(&cfa, cfa.edge(o).dst));
+                if in_loop && !src.loop_head && !check && fixed(cond) {
+                    guards.push((f, rw.cellify(cond)));
+                }
+            }
+            if let EdgeKind::CallSummary(call) = &kind {
+                if p.cfa(call.callee).assert_helper {
+                    asserted.extend(call.args.iter().filter_map(|a| rw.asserted(a)).map(|x| (f, x)));
+                }
+            }
             indices.extend(parts.indices.into_iter().map(|x| (f, x)));
             writes.extend(parts.writes.into_iter().map(|x| (f, x)));
             conditions.extend(parts.conditions.into_iter().map(|x| (f, x)));
@@ -142,10 +176,10 @@ pub fn abstract_arrays(p: &Program) -> Option<Cells> {
         }
         q.functions[f.0 as usize].cfa = Arc::new(loops::finish_cfa(cfa));
     }
-    for v in [&mut indices, &mut writes, &mut conditions] {
+    for v in [&mut indices, &mut writes, &mut conditions, &mut asserted, &mut guards] {
         dedup(v);
     }
-    Some(Cells { program: q, arrays: arrays.len(), k, at_k: h, indices, writes, conditions })
+    Some(Cells { program: q, arrays: arrays.len(), k, at_k: h, indices, writes, conditions, asserted, guards })
 }
 
 /// `v` without its repeated elements (the first of each kept, in order).
@@ -291,6 +325,33 @@ impl Rewriter<'_> {
             _ => {}
         }
         out
+    }
+
+    /// An assertion's argument `e` as a fact of the cell at `k`: when it reads cells at one
+    /// index only, a variable `x` (`a[x] == x` gives `a_k == k`), and nothing but cells.
+    fn asserted(&self, e: &Expr) -> Option<Expr> {
+        let mut at: Vec<Expr> = Vec::new();
+        let mut other_arrays = false;
+        e.walk(&mut |x| {
+            if let Expr::Elem(a, i, _) = x {
+                if self.cells.contains_key(a) {
+                    if !at.contains(strip(i)) {
+                        at.push(strip(i).clone());
+                    }
+                } else {
+                    other_arrays = true;
+                }
+            }
+        });
+        let [Expr::Var(x, _)] = at.as_slice() else { return None };
+        if other_arrays {
+            return None;
+        }
+        let fact = substitute(&self.cellify(e), *x, &Expr::Var(self.k, IntTy::I64));
+        Some(match strip(&fact) {
+            Expr::Binary(op, ..) if op.is_comparison() => strip(&fact).clone(),
+            _ => Expr::Binary(BinOp::Ne, Box::new(fact), Box::new(Expr::Const(0, IntTy::INT)), IntTy::INT),
+        })
     }
 
     /// The expression with each array read replaced by the array's cell.

@@ -1,7 +1,7 @@
 // Settings mapping (no VS Code API): the extension's `cpals.*` settings to the object the server reads, and the server command.
 
 /** The settings the server understands (section `cpals` of `workspace/configuration`). */
-export const SERVER_KEYS = ["analysis", "trigger", "debounceMs", "timeoutSeconds", "provedSeverity", "dataModel", "workers", "nativeExecution", "compileCommands"] as const;
+export const SERVER_KEYS = ["analysis", "trigger", "debounceMs", "timeoutSeconds", "provedSeverity", "dataModel", "workers", "nativeExecution", "compileCommands", "assumeAllocationsSucceed"] as const;
 
 export type ServerSettings = Partial<Record<(typeof SERVER_KEYS)[number], unknown>>;
 

@@ -35,7 +35,7 @@ test("the defaults declared in package.json map to the server's defaults", () =>
   const props = pkg.contributes.configuration.properties as Record<string, { default: unknown }>;
   const got = serverSettings((k) => props[`cpals.${k}`]?.default);
   // The server's default analysis is `combined` (server/src/lsp/session/settings.rs).
-  assert.deepEqual(got, { analysis: "combined", trigger: "onSave", debounceMs: 300, timeoutSeconds: 30, provedSeverity: "hint", dataModel: "LP64", nativeExecution: "sandboxed", compileCommands: "" });
+  assert.deepEqual(got, { analysis: "combined", trigger: "onSave", debounceMs: 300, timeoutSeconds: 30, provedSeverity: "hint", dataModel: "LP64", nativeExecution: "sandboxed", compileCommands: "", assumeAllocationsSucceed: false });
   // Every server setting is declared, with the server's key.
   for (const k of Object.keys(got)) {
     assert.ok(props[`cpals.${k}`], `cpals.${k} is declared`);

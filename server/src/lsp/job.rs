@@ -233,16 +233,17 @@ fn lock(cache: &Mutex<UnitCache>) -> std::sync::MutexGuard<'_, UnitCache> {
 
 /// Loads a buffer (with its project's flags and files, [`Project::apply`]) and puts back the
 /// old `Arc` of every function whose automaton is equal. Returns the program and how many
-/// automata were reused. The preprocessor stops when `cancel` is cancelled or its deadline
-/// passes.
+/// automata were reused (allocations never fail with `allocations_succeed`). The preprocessor
+/// stops when `cancel` is cancelled or its deadline passes.
 pub fn load_incremental(
     input: &SourceInput,
     model: DataModel,
     project: Option<&Project>,
     old: Option<&Program>,
+    allocations_succeed: bool,
     cancel: &Cancel,
 ) -> Result<(Program, usize), analysis_engine::LoadError> {
-    let mut opts = analysis_engine::cfa::build::BuildOptions::default();
+    let mut opts = analysis_engine::cfa::build::BuildOptions { assume_allocations_succeed: allocations_succeed, ..Default::default() };
     if let Some(p) = project {
         p.apply(&mut opts);
     }
@@ -339,6 +340,12 @@ fn rel(r: &SrcRange, func: &str, lines: &HashMap<String, u32>) -> RelRange {
 fn relativize(report: &Report, program: &Program) -> RelUnit {
     let lines = first_lines(program);
     let func_of = |r: &SrcRange| function_at(program, &r.file, r.line).map(|f| program.func(f).name.clone()).unwrap_or_default();
+    // What a proof assumed (the setting `assumeAllocationsSucceed`), said where it is shown.
+    let assumed = if report.notes.iter().any(|(_, m)| m == analysis_engine::cfa::build::ALLOCATIONS_SUCCEED) {
+        ", assuming every allocation succeeds"
+    } else {
+        ""
+    };
     RelUnit {
         properties: report
             .properties
@@ -348,7 +355,11 @@ fn relativize(report: &Report, program: &Program) -> RelUnit {
                 range: rel(&p.range, &p.function, &lines),
                 verdict: p.verdict,
                 message: crate::messages::message(p),
-                proved_message: if p.analysis == report.analysis { crate::messages::holds(p) } else { crate::messages::message(p) },
+                proved_message: format!(
+                    "{}{}",
+                    if p.analysis == report.analysis { crate::messages::holds(p) } else { crate::messages::message(p) },
+                    if p.verdict == Verdict::True { assumed } else { "" }
+                ),
                 reason: p.reason.as_ref().map(ToString::to_string),
                 time_ms: report.stats.time_ms,
                 trace: p
@@ -533,7 +544,14 @@ pub fn run(input: &JobInput, emit: &mut dyn FnMut(JobMsg)) -> JobSummary {
     let front = input.cancel.child(Some(input.settings.timeout));
     let (project, used) = project_of(input);
     emit(JobMsg::Project(used));
-    let loaded = load_incremental(&source, input.settings.data_model, project.as_deref(), old.as_deref(), &front);
+    let loaded = load_incremental(
+        &source,
+        input.settings.data_model,
+        project.as_deref(),
+        old.as_deref(),
+        input.settings.allocations_succeed,
+        &front,
+    );
     summary.load_ms = started.elapsed().as_millis() as u64;
     let program = match loaded {
         Err(e) => {
@@ -681,10 +699,10 @@ mod tests {
 
     #[test]
     fn unchanged_functions_keep_their_automaton() {
-        let (p1, _) = load_incremental(&input(TEXT), DataModel::Lp64, None, None, &Cancel::new()).unwrap();
+        let (p1, _) = load_incremental(&input(TEXT), DataModel::Lp64, None, None, false, &Cancel::new()).unwrap();
         // Edit inside `f` (one line) and add a line above `h`: `g` and `h` keep their Arc.
         let text2 = TEXT.replace("return g(x) * 2;", "return g(x) * 3;").replace("int h", "\nint h");
-        let (p2, reused) = load_incremental(&input(&text2), DataModel::Lp64, None, Some(&p1), &Cancel::new()).unwrap();
+        let (p2, reused) = load_incremental(&input(&text2), DataModel::Lp64, None, Some(&p1), false, &Cancel::new()).unwrap();
         let cfa = |p: &Program, n: &str| p.func(p.by_name[n]).cfa.clone();
         assert!(Arc::ptr_eq(&cfa(&p1, "g"), &cfa(&p2, "g")));
         assert!(Arc::ptr_eq(&cfa(&p1, "h"), &cfa(&p2, "h")), "a function that only moved keeps its automaton");
@@ -697,8 +715,9 @@ mod tests {
         let s = Settings::default();
         // Entries are the uncalled functions that reach a property.
         let text = "extern void reach_error(void);\nint g(int x) { return x + 1; }\nint f(int x) {\n  if (g(x) == 0) reach_error();\n  return 1;\n}\nint h(void) { if (3 != 3) reach_error(); return 3; }\nint k(int y) { return g(y); }\n";
-        let (p1, _) = load_incremental(&input(text), DataModel::Lp64, None, None, &Cancel::new()).unwrap();
-        let (p2, _) = load_incremental(&input(&text.replace("x + 1", "x + 2")), DataModel::Lp64, None, Some(&p1), &Cancel::new()).unwrap();
+        let (p1, _) = load_incremental(&input(text), DataModel::Lp64, None, None, false, &Cancel::new()).unwrap();
+        let (p2, _) =
+            load_incremental(&input(&text.replace("x + 1", "x + 2")), DataModel::Lp64, None, Some(&p1), false, &Cancel::new()).unwrap();
         let roots: Vec<String> = units(&p1, &s, None).into_iter().map(|u| u.root).collect();
         assert_eq!(roots, ["f", "h"], "k reaches no property: nothing to verify");
         let key = |p: &Program, s: &Settings, root: &str| units(p, s, None).into_iter().find(|u| u.root == root).unwrap().key;

@@ -785,10 +785,8 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             _ => (u64v(args.first()), false, None),
         };
         let may_fail = !matches!(name, "alloca" | "__builtin_alloca");
-        if may_fail && !self.cx.allocations_may_fail {
-            if !self.cx.notes.iter().any(|n| n.message == ALLOCATIONS_SUCCEED) {
-                self.note(span, ALLOCATIONS_SUCCEED);
-            }
+        if may_fail && !self.cx.allocations_may_fail && !self.cx.notes.iter().any(|n| n.message == ALLOCATIONS_SUCCEED) {
+            self.note(span, ALLOCATIONS_SUCCEED);
         }
         let may_fail = may_fail && self.cx.allocations_may_fail;
         let result = self.temp(IntTy::U64, true)?;
@@ -1030,6 +1028,18 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             IntTy::U64,
         );
         self.stmt_edge(Stmt::Assign(LValue::Var(holder), start), sp);
+        if !self.cx.allocations_may_fail {
+            // An allocation that succeeds is not null (C's rule; the ids would wrap around
+            // only after 3 * 2^30 allocations, a run the model does not otherwise tell apart).
+            let nonnull =
+                Expr::Binary(BinOp::Ne, Box::new(Expr::Var(holder, IntTy::U64)), Box::new(Expr::Const(0, IntTy::U64)), IntTy::INT);
+            let (ok, stop) = (self.new_node(), self.new_node());
+            let cur = self.st.cur;
+            self.edge(cur, ok, EdgeKind::Assume { cond: nonnull.clone(), truth: true }, sp);
+            self.edge(cur, stop, EdgeKind::Assume { cond: nonnull, truth: false }, sp);
+            self.st.nodes[stop.0 as usize].terminal = true;
+            self.st.cur = ok;
+        }
         let inc = Expr::Binary(BinOp::Add, Box::new(id), Box::new(Expr::Const(1, IntTy::I64)), IntTy::I64);
         self.stmt_edge(Stmt::Assign(LValue::Var(next), inc), sp);
     }

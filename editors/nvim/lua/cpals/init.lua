@@ -9,7 +9,8 @@ M.defaults = {
   -- The project root: the nearest folder with one of these (else the file's folder).
   root_markers = { '.git' },
   -- Server settings (README, "Using it in an editor"): analysis, trigger, debounceMs,
-  -- timeoutSeconds, workers, dataModel, provedSeverity, nativeExecution, compileCommands.
+  -- timeoutSeconds, workers, dataModel, provedSeverity, nativeExecution, compileCommands,
+  -- assumeAllocationsSucceed.
   -- Empty: the server's defaults.
   settings = {},
   -- Show loop invariants as inlay hints.

@@ -1,6 +1,7 @@
 //! The server's settings (section `cpals` of `workspace/configuration`, also accepted as
 //! `initializationOptions.settings`): analysis, trigger, debounce, timeout per file, worker
-//! count, data model, native execution, the compilation database. Every setting applies to the
+//! count, data model, native execution, the compilation database, whether allocations may
+//! fail. Every setting applies to the
 //! next job without a restart.
 
 use std::path::PathBuf;
@@ -41,6 +42,8 @@ pub struct Settings {
     /// is built with; `None` (the default): each file's own, found as clangd finds it. A
     /// relative path is resolved against the workspace's root folder.
     pub compile_commands: Option<PathBuf>,
+    /// Whether allocations are assumed never to return null (`--assume-allocations-succeed`).
+    pub allocations_succeed: bool,
 }
 
 impl Default for Settings {
@@ -56,6 +59,7 @@ impl Default for Settings {
             proved_as_information: false,
             native: NativeExecution::Sandboxed,
             compile_commands: None,
+            allocations_succeed: false,
         }
     }
 }
@@ -120,6 +124,10 @@ impl Settings {
                     Some(p) => s.compile_commands = Some(PathBuf::from(p)),
                     None => bad(&mut errors, "expected the path of a compile_commands.json (or \"\" to find it)"),
                 },
+                "assumeAllocationsSucceed" => match val.as_bool() {
+                    Some(b) => s.allocations_succeed = b,
+                    None => bad(&mut errors, "expected true or false"),
+                },
                 _ => errors.push(format!("unknown setting `cpals.{key}`")),
             }
         }
@@ -128,7 +136,14 @@ impl Settings {
 
     /// What a verification result depends on (part of the cache key).
     pub fn fingerprint(&self) -> String {
-        format!("{}|{}|{}ms|native:{:?}", self.analysis.name(), self.data_model.name(), self.timeout.as_millis(), self.native)
+        format!(
+            "{}|{}|{}ms|native:{:?}|allocations:{}",
+            self.analysis.name(),
+            self.data_model.name(),
+            self.timeout.as_millis(),
+            self.native,
+            if self.allocations_succeed { "succeed" } else { "may-fail" }
+        )
     }
 }
 
@@ -143,6 +158,11 @@ mod tests {
         let (s, errs) =
             base.updated(&json!({"trigger": "onChange", "debounceMs": 0, "workers": 3, "timeoutSeconds": 2.5, "dataModel": "ILP32", "nativeExecution": "off"}));
         assert!(errs.is_empty(), "{errs:?}");
+        let (a, errs) = base.updated(&json!({"assumeAllocationsSucceed": true}));
+        assert!(errs.is_empty() && a.allocations_succeed, "{errs:?}");
+        assert_ne!(a.fingerprint(), base.fingerprint(), "proofs that assume allocations succeed are not reused without it");
+        let (_, errs) = base.updated(&json!({"assumeAllocationsSucceed": "yes"}));
+        assert_eq!(errs.len(), 1, "{errs:?}");
         assert_eq!(s.native, NativeExecution::Off);
         assert_ne!(s.fingerprint(), base.fingerprint(), "results computed without native runs are not reused with them");
         assert_eq!(s.trigger, Trigger::OnChange);
