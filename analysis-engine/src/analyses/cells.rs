@@ -4,9 +4,9 @@
 //! array loop needs is a quantifier-free one over `k`: `k < 0 | k >= i | a_k == 42` stands for
 //! `∀k. 0 <= k < i → a[k] == 42`. Candidates of that shape (the indices the program uses, the
 //! values its writes put in a cell, what an assertion says of one cell), bounds of the
-//! indices, and at the entry of a function
-//! with a target "the last read was not at `k`, or the parameter is nonzero" are proposed at
-//! every cut point; the largest inductive subset is kept (Houdini, bit-precise:
+//! indices, and at the entry of a function with a target "the last read was not at `k`, or
+//! the parameter is nonzero" are proposed at every cut point; the largest inductive subset is
+//! kept (Houdini, bit-precise:
 //! `invariants::inductive_subset`), and a property is proved when that annotation shows its
 //! target unreachable in the cell-morphed program (`invariants::unreachable_targets`), which
 //! over-approximates the program for every `k`.
@@ -263,9 +263,10 @@ fn loop_candidates(c: &Cells, f: FuncId) -> Vec<Expr> {
             }
         }
     }
-    // What an assertion says of a cell, under a guard: a branch in a loop body comparing scalars that index
-    // nothing (`c <= 5` of `if (c <= 5) __VERIFIER_assert(s[i].n != 0)`, where a loop fills
-    // the cells only when `c <= 5`): `!(c <= 5) | k < 0 | k >= b | s.n_k != 0`. (Only the
+    // What an assertion says of a cell, under a guard: a branch in a loop body comparing
+    // scalars that index nothing (`c <= 5` of `if (c <= 5) __VERIFIER_assert(s[i].n != 0)`,
+    // where a loop fills the cells only when `c <= 5`): `!(c <= 5) | k < 0 | k >= b | s.n_k
+    // != 0`. (Only the
     // assertions' facts, only under guards: with every write's value, or unguarded, the
     // candidates grew by a third to a half and Houdini ran out of time where it had not.)
     let guards: Vec<Expr> = mine(&c.guards)

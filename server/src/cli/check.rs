@@ -178,12 +178,11 @@ pub fn run(file: &Path, args: &AnalysisArgs, out: &Outputs) -> i32 {
     // on how busy the machine is.
     let report = analysis_engine::verify(&program, &cfg, &Cancel::on_cpu_time());
     settle(&dog);
-    if report.notes.iter().any(|(_, m)| *m == analysis_engine::frontend::models::args_note()) {
-        // What the proofs assume of the command line.
-        eprintln!("cpals: note: {}", analysis_engine::frontend::models::args_note());
-    }
-    if report.notes.iter().any(|(_, m)| m == analysis_engine::cfa::build::ALLOCATIONS_SUCCEED) {
-        eprintln!("cpals: note: {}", analysis_engine::cfa::build::ALLOCATIONS_SUCCEED);
+    // What the proofs assume: of the command line, of allocations.
+    for assumed in [analysis_engine::frontend::models::args_note(), analysis_engine::cfa::build::ALLOCATIONS_SUCCEED.to_string()] {
+        if report.notes.iter().any(|(_, m)| *m == assumed) {
+            eprintln!("cpals: note: {}", assumed);
+        }
     }
     if report.stats.native_runs > 0 {
         // The user is told whenever their program ran.

@@ -999,12 +999,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             Expr::Binary(BinOp::Ge, Box::new(n.clone()), Box::new(Expr::Const(1, IntTy::U64)), IntTy::INT),
             Expr::Binary(BinOp::Le, Box::new(n.clone()), Box::new(Expr::Const(ENTRY_BUFFER_LIMIT, IntTy::U64)), IntTy::INT),
         ] {
-            let (ok, stop) = (self.new_node(), self.new_node());
-            let cur = self.st.cur;
-            self.edge(cur, ok, EdgeKind::Assume { cond: cond.clone(), truth: true }, at);
-            self.edge(cur, stop, EdgeKind::Assume { cond, truth: false }, at);
-            self.st.nodes[stop.0 as usize].terminal = true;
-            self.st.cur = ok;
+            self.assume_or_end(cond, at);
         }
         let bytes = Expr::Binary(BinOp::Mul, Box::new(n), Box::new(Expr::Const(elem as i128, IntTy::U64)), IntTy::U64);
         let holder = self.temp(IntTy::U64, true)?;
@@ -1033,14 +1028,19 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             // only after 3 * 2^30 allocations, a run the model does not otherwise tell apart).
             let nonnull =
                 Expr::Binary(BinOp::Ne, Box::new(Expr::Var(holder, IntTy::U64)), Box::new(Expr::Const(0, IntTy::U64)), IntTy::INT);
-            let (ok, stop) = (self.new_node(), self.new_node());
-            let cur = self.st.cur;
-            self.edge(cur, ok, EdgeKind::Assume { cond: nonnull.clone(), truth: true }, sp);
-            self.edge(cur, stop, EdgeKind::Assume { cond: nonnull, truth: false }, sp);
-            self.st.nodes[stop.0 as usize].terminal = true;
-            self.st.cur = ok;
+            self.assume_or_end(nonnull, sp);
         }
         let inc = Expr::Binary(BinOp::Add, Box::new(id), Box::new(Expr::Const(1, IntTy::I64)), IntTy::I64);
         self.stmt_edge(Stmt::Assign(LValue::Var(next), inc), sp);
+    }
+
+    /// Continues where `cond` holds; the path ends, without error, where it does not.
+    fn assume_or_end(&mut self, cond: Expr, sp: crate::cfa::Span) {
+        let ok = self.new_node();
+        let stop = self.terminal_node();
+        let cur = self.st.cur;
+        self.edge(cur, ok, EdgeKind::Assume { cond: cond.clone(), truth: true }, sp);
+        self.edge(cur, stop, EdgeKind::Assume { cond, truth: false }, sp);
+        self.st.cur = ok;
     }
 }

@@ -1,8 +1,7 @@
 //! The server's settings (section `cpals` of `workspace/configuration`, also accepted as
 //! `initializationOptions.settings`): analysis, trigger, debounce, timeout per file, worker
 //! count, data model, native execution, the compilation database, whether allocations may
-//! fail. Every setting applies to the
-//! next job without a restart.
+//! fail. Every setting applies to the next job without a restart.
 
 use std::path::PathBuf;
 use std::time::Duration;
