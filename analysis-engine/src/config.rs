@@ -325,23 +325,30 @@ impl VerifyConfig {
 
     /// Leaves out the phase named `name`; `false` if there is no such phase.
     pub fn without(&mut self, name: &str) -> bool {
-        let share = match name {
-            "fuzz" => &mut self.shares.fuzz,
-            "concrete" => {
-                self.concrete.runs = 0;
-                &mut self.shares.concrete
-            }
-            "summaries" => &mut self.shares.summaries,
-            "value" => &mut self.shares.value,
-            "templates" => &mut self.shares.templates,
-            "chc" => &mut self.shares.chc,
-            "cells" => &mut self.shares.cells,
-            "guesses" => &mut self.shares.guesses,
-            "kinduction" => &mut self.shares.kinduction,
-            "learned" => &mut self.shares.learned,
+        if name == "concrete" {
+            self.concrete.runs = 0;
+        }
+        self.set_share(name, 0.0)
+    }
+
+    /// Gives the phase named `name` the fraction `share` of the time left when it starts (0
+    /// leaves it out); `false` if there is no such phase.
+    pub fn set_share(&mut self, name: &str, share: f64) -> bool {
+        let s = &mut self.shares;
+        let slot = match name {
+            "fuzz" => &mut s.fuzz,
+            "concrete" => &mut s.concrete,
+            "summaries" => &mut s.summaries,
+            "value" => &mut s.value,
+            "templates" => &mut s.templates,
+            "chc" => &mut s.chc,
+            "cells" => &mut s.cells,
+            "guesses" => &mut s.guesses,
+            "kinduction" => &mut s.kinduction,
+            "learned" => &mut s.learned,
             _ => return false,
         };
-        *share = 0.0;
+        *slot = share;
         true
     }
 

@@ -1,9 +1,10 @@
 //! Loop invariants (soundness rule 4): candidate conjuncts at cut points (function entries and
 //! loop heads) from any analysis, of which only the largest inductive subset is kept
 //! (Houdini): every conjunct at a cut point must follow from the annotation at each cut point
-//! before it, along the block formula between them, and at each call site for the callee's
-//! entry. What survives is an inductive annotation, checked by SMT queries independent of the
-//! analysis that proposed it.
+//! before it, along the block formula between them (small loop-free callees entered, others
+//! havocking what they may modify), and at each call site for the callee's entry. What
+//! survives is an inductive annotation, checked by SMT queries independent of the analysis
+//! that proposed it.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -13,7 +14,7 @@ use z3::Solver;
 use crate::cfa::{NodeId, Program};
 use crate::core::Cancel;
 use crate::ir::{Expr, FuncId, VarId};
-use crate::smt::block::{bind_params, encode_block, modified_by, Block};
+use crate::smt::block::{bind_params, encode_block_inlining, modified_by, Block};
 use crate::smt::encode::{Encoder, Theory};
 use crate::smt::{check, solver_by_work, Sat};
 
@@ -288,7 +289,7 @@ pub fn inductive_subset(p: &Program, mut cands: Annotations, cancel: &Cancel) ->
         for c in cut_points(p, f) {
             let mut enc = Encoder::new(p, Theory::BitVec, false);
             let is_cut = |n: NodeId| cfa.node(n).loop_head || n == cfa.exit;
-            let b = encode_block(&mut enc, p, f, c, &is_cut, &mods);
+            let b = encode_block_inlining(&mut enc, p, f, c, &is_cut, &mods);
             blocks.push((enc, b));
         }
     }
@@ -438,7 +439,7 @@ pub fn unreachable_targets(
             }
             let mut enc = Encoder::new(p, Theory::BitVec, false);
             let is_cut = |n: NodeId| cfa.node(n).loop_head || n == cfa.exit || mine.contains(&n);
-            let b = encode_block(&mut enc, p, f, c, &is_cut, &mods);
+            let b = encode_block_inlining(&mut enc, p, f, c, &is_cut, &mods);
             enc.cur = b.start_ssa.clone();
             let pre: Vec<Bool> = inv.get(&(f, c)).map(|v| v.iter().map(|e| enc.cond(e).0).collect()).unwrap_or_default();
             s.push();

@@ -86,8 +86,24 @@ fn prove(p: &Program, open: &[Property], cancel: &Cancel, mode: Mode) -> Guessed
         return Guessed::default();
     }
     let mut cands = Annotations::new();
+    let sizes = static_sizes(p);
     for f in funcs {
         let cfa = p.cfa(f);
+        let memory = match mode {
+            Mode::Linear(_) if f != p.start => memory_candidates(p, f),
+            _ => Vec::new(),
+        };
+        // At the entry of a function that reads memory: the objects' sizes, and its checks
+        // over its parameters (`pc->array` within bounds), checked at every call.
+        if !memory.is_empty() {
+            let params_only = |e: &Expr| {
+                let mut vs = Vec::new();
+                e.vars(&mut vs);
+                vs.iter().all(|v| cfa.params.contains(v) || v.func().is_none())
+            };
+            let entry: Vec<Expr> = sizes.iter().chain(memory.iter().filter(|e| params_only(e))).cloned().collect();
+            cands.insert((f, cfa.entry), entry);
+        }
         let heads: Vec<NodeId> = cfa.loop_heads().filter(|&n| cfa.node(n).rpo != u32::MAX).collect();
         if heads.is_empty() {
             continue;
@@ -96,7 +112,13 @@ fn prove(p: &Program, open: &[Property], cancel: &Cancel, mode: Mode) -> Guessed
         // bounds: only its assertions are taken from the text.)
         let at_loops = match mode {
             Mode::Polynomial => candidates(p, f),
-            Mode::Linear(_) => asserted(p, f),
+            Mode::Linear(_) => {
+                let mut here = asserted(p, f);
+                if !memory.is_empty() {
+                    here.extend(sizes.iter().chain(&memory).filter(|e| !here.contains(e)).cloned().collect::<Vec<_>>());
+                }
+                here
+            }
         };
         for n in heads {
             let mut here = at_loops.clone();
@@ -116,7 +138,7 @@ fn prove(p: &Program, open: &[Property], cancel: &Cancel, mode: Mode) -> Guessed
                 .filter(|&&v| matches!(p.var(v).kind, VarKind::Int(_)))
                 .map(|&v| binary(BinOp::Ne, wide(p, v), Expr::Const(0, IntTy::I64)))
                 .collect();
-            cands.insert((f, cfa.entry), nonzero);
+            cands.entry((f, cfa.entry)).or_default().extend(nonzero);
         }
     }
     let before: usize = cands.values().map(Vec::len).sum();
@@ -571,6 +593,104 @@ fn asserted(p: &Program, f: FuncId) -> Vec<Expr> {
     out
 }
 
+/// Pointer variables per function the pairwise equalities of [`memory_candidates`] range over.
+const MAX_POINTERS: usize = 6;
+/// Candidates over memory per function at most (besides the pointers' equalities).
+const MAX_MEMORY: usize = 24;
+/// Static objects whose sizes are candidates at most.
+const MAX_SIZES: usize = 16;
+
+/// `__size[k] == n` for each static object the start function gives its size (globals,
+/// address-taken locals, literals: objects never freed, so their sizes never change); the
+/// accesses' checks compare with them.
+fn static_sizes(p: &Program) -> Vec<Expr> {
+    let mut out = Vec::new();
+    use crate::cfa::cells::strip;
+    for e in &p.cfa(p.start).edges {
+        let (EdgeKind::Statement(crate::ir::Stmt::Assign(crate::ir::LValue::Elem(v, k), n))
+        | EdgeKind::Declaration(crate::ir::Stmt::Assign(crate::ir::LValue::Elem(v, k), n))) = &e.kind
+        else {
+            continue;
+        };
+        let info = p.var(*v);
+        let constant = |x: &Expr| matches!(strip(x), Expr::Const(..));
+        if info.synthetic && info.name == "__size" && constant(k) && constant(n) && out.len() < MAX_SIZES {
+            let size = Expr::Elem(*v, Box::new(k.clone()), info.int_ty());
+            out.push(Expr::Binary(BinOp::Eq, Box::new(size), Box::new(n.clone()), IntTy::INT));
+        }
+    }
+    out
+}
+
+/// Candidates over memory for a function that reads it (the memory model's arrays): the
+/// non-strict form of each strict comparison it branches on whose sides read memory (`i <
+/// *pa` gives `i <= *pa`, a counter's bound read through a pointer that the loop does not
+/// write), each assignment of a value read from memory as an equality, and equalities between
+/// its pointer variables (`pa == pd2`, which ties such a bound
+/// to what is read through another pointer after the loop). Houdini keeps what is inductive.
+fn memory_candidates(p: &Program, f: FuncId) -> Vec<Expr> {
+    let cfa = p.cfa(f);
+    let reads_memory = |e: &Expr| {
+        let mut found = false;
+        e.walk(&mut |x| found |= matches!(x, Expr::Elem(a, ..) if p.var(*a).synthetic && a.func().is_none()));
+        found
+    };
+    // Synthetic scalars (temporaries) mean nothing at a loop head; the memory arrays do.
+    let own_vars_only = |e: &Expr| {
+        let mut vs = Vec::new();
+        e.vars(&mut vs);
+        vs.iter().all(|&v| !p.var(v).synthetic || matches!(p.var(v).kind, VarKind::Array { .. }))
+    };
+    let mut out: Vec<Expr> = Vec::new();
+    for e in &cfa.edges {
+        // `x = e` reading memory: `x == e` where neither changes (`pa == cont.array + 4` for
+        // `pa = &cont.array[0].b`).
+        if let EdgeKind::Statement(crate::ir::Stmt::Assign(crate::ir::LValue::Var(x), rhs)) = &e.kind {
+            let info = p.var(*x);
+            if !info.synthetic && matches!(info.kind, VarKind::Int(_)) && reads_memory(rhs) && own_vars_only(rhs) {
+                let cand = Expr::Binary(BinOp::Eq, Box::new(Expr::Var(*x, info.int_ty())), Box::new(rhs.clone()), IntTy::INT);
+                if !out.contains(&cand) {
+                    out.push(cand);
+                }
+            }
+            continue;
+        }
+        // A check's condition (`pa % 2^32 + 4 <= __size[pa / 2^32]`: `*pa` within bounds).
+        if let EdgeKind::Assume { cond, truth: false } = &e.kind {
+            if crate::cfa::cells::leads_to_target(cfa, e.dst) && reads_memory(cond) && own_vars_only(cond) && !out.contains(cond) {
+                out.push(cond.clone());
+            }
+            continue;
+        }
+        let EdgeKind::Assume { cond: Expr::Binary(op, a, b, t), truth: true } = &e.kind else { continue };
+        let weak = match op {
+            BinOp::Lt => BinOp::Le,
+            BinOp::Gt => BinOp::Ge,
+            _ => continue,
+        };
+        let cand = Expr::Binary(weak, a.clone(), b.clone(), *t);
+        if (reads_memory(a) || reads_memory(b)) && own_vars_only(&cand) && !out.contains(&cand) {
+            out.push(cand);
+        }
+    }
+    if out.is_empty() {
+        return out;
+    }
+    out.truncate(MAX_MEMORY);
+    // (Parameters are locals.)
+    let pointers: Vec<VarId> = (0..cfa.locals.len())
+        .map(|i| VarId::local(f, i))
+        .filter(|&v| p.var(v).pointer && !p.var(v).synthetic && matches!(p.var(v).kind, VarKind::Int(_)))
+        .take(MAX_POINTERS)
+        .collect();
+    for (i, &x) in pointers.iter().enumerate() {
+        for &y in &pointers[i + 1..] {
+            out.push(binary(BinOp::Eq, wide(p, x), wide(p, y)));
+        }
+    }
+    out
+}
+
 /// Whether `e` reads a variable the front end made up (its value at a loop head means
 /// nothing).
 fn mentions_synthetic(p: &Program, e: &Expr) -> bool {
@@ -631,6 +751,42 @@ mod tests {
         // One step off: `y*y - 2*x + y == 0` fails after the first iteration.
         let (p, _) = proved(&SQUARES.replace("x = y + x", "x = y + x + 1"));
         assert_eq!(p, 0);
+    }
+
+    /// Whether the learning phase proves the `reach_error()` call of a program reachable
+    /// (its other properties, the accesses' bounds, are not asked).
+    fn reach_error_proved(text: &str) -> bool {
+        let input = crate::frontend::SourceInput { path: "phase.c".into(), text: text.to_string() };
+        let p = crate::load(&input, crate::cfa::DataModel::Lp64).expect("loads");
+        let props = crate::properties::properties(&p);
+        let cancel = crate::core::Cancel::new().child(Some(std::time::Duration::from_secs(60)));
+        let r = super::prove_linear_program(&p, &props, &Default::default(), &cancel);
+        let error: Vec<_> = props.iter().filter(|pr| pr.kind == crate::cfa::TargetKind::ReachError).collect();
+        assert_eq!(error.len(), 1);
+        r.proved.contains(&error[0].key)
+    }
+
+    /// A loop bounded by a value read through a pointer it never writes (`i < *pa`), and a
+    /// helper that compares the counter with that value through another pointer to the same
+    /// object: `i <= *pa` and `pa == q` are the invariant, and the helper's result is known
+    /// after the call only because its body is entered (SV-COMP's `ldv-regression/test22`).
+    const BOUND_THROUGH_POINTER: &str = "extern void abort(void);\nextern int __VERIFIER_nondet_int(void);\n\
+        void reach_error(void) { abort(); }\nstruct d { int a, b; } d1, d2;\n\
+        int check(struct d *s, int i) { return s->a == i; }\n\
+        int main(void) {\n  d1.a = __VERIFIER_nondet_int();\n  d2.a = __VERIFIER_nondet_int();\n\
+          struct d *p = __VERIFIER_nondet_int() ? &d1 : &d2;\n  struct d *q = p;\n\
+          if (q->a > 0) {\n    int *pa = &p->a;\n    int i = q->a - 10;\n\
+            while (i < *pa) { i++; }\n    if (!check(q, i)) reach_error();\n  }\n  return 0;\n}\n";
+
+    #[test]
+    fn a_bound_read_through_a_pointer_is_an_invariant_across_a_helper() {
+        assert!(reach_error_proved(BOUND_THROUGH_POINTER));
+    }
+
+    #[test]
+    fn a_helper_that_compares_with_another_object_is_not_proved() {
+        // `check(&d2, i)` compares with `d2.a`, which is not the loop's bound when `p` is `&d1`.
+        assert!(!reach_error_proved(&BOUND_THROUGH_POINTER.replace("check(q, i)", "check(&d2, i)")));
     }
 
     /// The null space of states `(1, y, z)` with `z == 2*y + 1` is that relation.

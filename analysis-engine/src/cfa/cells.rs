@@ -486,7 +486,7 @@ fn on_cycles(cfa: &super::Cfa) -> Vec<bool> {
 }
 
 /// Whether `n` is a target or only blank edges lead from it to one.
-fn leads_to_target(cfa: &super::Cfa, mut n: NodeId) -> bool {
+pub(crate) fn leads_to_target(cfa: &super::Cfa, mut n: NodeId) -> bool {
     for _ in 0..cfa.nodes.len() {
         let node = cfa.node(n);
         if node.target.is_some() {

@@ -250,11 +250,38 @@ pub fn loop_invariants(p: &Program, inv: &Annotations, source: InvariantSource) 
             continue;
         }
         let func = p.func(*f);
-        let expr = conj.iter().map(|e| crate::cfa::pretty::expr(p, e, true)).collect::<Vec<_>>().join(" && ");
+        let shown: Vec<String> = conj.iter().filter_map(|e| shown_conjunct(p, e)).collect();
+        if shown.is_empty() {
+            continue;
+        }
+        let expr = shown.join(" && ");
         out.push(FoundInvariant { func: *f, range: func.abs(cfa.node(*node).span), expr, source });
     }
     out.sort_by_key(|a| (a.range.line, a.range.col));
     out
+}
+
+/// A conjunct of an invariant as C the user wrote: a read of the memory model's arrays through
+/// a pointer variable is a dereference (`__mem32[pa]` is `*pa`); a conjunct over other state
+/// the front end made up (object sizes, reads at computed addresses) is left out of what is
+/// shown (it still counts for the proof).
+fn shown_conjunct(p: &Program, e: &Expr) -> Option<String> {
+    let mut text = crate::cfa::pretty::expr(p, e, true);
+    for class in ["__mem8[", "__mem16[", "__mem32[", "__mem64[", "__memp["] {
+        while let Some(at) = text.find(class) {
+            let rest = &text[at + class.len()..];
+            let name_len = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
+            if name_len == 0 || !rest[name_len..].starts_with(']') || rest.starts_with(|c: char| c.is_ascii_digit()) {
+                return None;
+            }
+            let name = rest[..name_len].to_string();
+            text.replace_range(at..at + class.len() + name_len + 1, &format!("*{}", name));
+        }
+    }
+    let mut vars = Vec::new();
+    e.vars(&mut vars);
+    let hidden = vars.iter().any(|&v| p.var(v).synthetic && text.contains(p.var_name(v)));
+    (!hidden).then_some(text)
 }
 
 /// Whether a function is one of the C library models linked into the program: its loop

@@ -1,7 +1,8 @@
 //! Block formulas: a loop-free region of one function, from a start node to the next cut
 //! points (loop heads, the exit), encoded as one SSA formula over all its paths (large-block
 //! encoding: a reachability literal per node, fresh versions merged at joins). Calls are not
-//! entered: their results and everything the callee may modify become arbitrary.
+//! entered (their results and everything the callee may modify become arbitrary), except by
+//! [`encode_block_inlining`], which encodes small loop-free callees in place.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -87,6 +88,94 @@ pub(crate) fn encode_block<'p>(
     is_cut: &dyn Fn(NodeId) -> bool,
     mods: &dyn Fn(FuncId) -> BTreeSet<VarId>,
 ) -> Block<'p> {
+    encode_region(enc, p, func, start, is_cut, mods, &mut Vec::new(), 0)
+}
+
+/// Calls nested this deep at most are entered by [`encode_block_inlining`].
+pub(crate) const INLINE_DEPTH: usize = 2;
+/// Callees with more edges than this are not entered (their bodies would grow every query).
+const INLINE_EDGES: usize = 400;
+
+/// [`encode_block`], entering calls of loop-free functions (up to [`INLINE_DEPTH`] deep, a
+/// function never inside itself): their bodies are encoded in place of the havoc of what they
+/// may modify, so that what a helper returns (`return s->a == i;`) is known after the call.
+/// The calls stay in [`Block::calls`] with the state before them.
+pub(crate) fn encode_block_inlining<'p>(
+    enc: &mut Encoder<'p>,
+    p: &'p Program,
+    func: FuncId,
+    start: NodeId,
+    is_cut: &dyn Fn(NodeId) -> bool,
+    mods: &dyn Fn(FuncId) -> BTreeSet<VarId>,
+) -> Block<'p> {
+    encode_region(enc, p, func, start, is_cut, mods, &mut vec![func], INLINE_DEPTH)
+}
+
+/// Whether a call of `callee` may be entered at `depth` (calls left) with `inside` the
+/// functions being encoded: a loop-free function of bounded size not already inside, and not
+/// an assertion helper (its entry has an annotation of its own, and its condition in the
+/// caller's queries would only make them heavier). A path to a target inside the callee ends
+/// there, as a path to one of the caller's own does.
+fn enterable(p: &Program, callee: FuncId, inside: &[FuncId], depth: usize) -> bool {
+    let cfa = p.cfa(callee);
+    depth > 0
+        && !inside.contains(&callee)
+        && !cfa.assert_helper
+        && cfa.edges.len() <= INLINE_EDGES
+        && cfa.loop_heads().all(|h| cfa.node(h).rpo == u32::MAX)
+}
+
+/// The callee's body in place of the call-summary edge `eid` (from `from` to `to`) of `func`:
+/// parameters bound, the body from its entry to its exit, results assigned. Returns the
+/// condition of returning (relative to reaching the call); the encoder's versions are those
+/// after the call.
+#[allow(clippy::too_many_arguments)]
+fn enter_call<'p>(
+    enc: &mut Encoder<'p>,
+    p: &'p Program,
+    (func, eid, from, to): (FuncId, EdgeId, NodeId, NodeId),
+    call: &'p Call,
+    mods: &dyn Fn(FuncId) -> BTreeSet<VarId>,
+    inside: &mut Vec<FuncId>,
+    depth: usize,
+) -> Bool {
+    let callee = call.callee;
+    let cfa = p.cfa(callee);
+    let op = |enc: &mut Encoder<'p>, op: Op, kind: OpKind<'p>, from: Loc, to: Loc| -> Vec<Bool> {
+        enc.guards = Some(Vec::new());
+        let _ = enc.op(&OpCtx { op, kind, from, to });
+        enc.guards.take().unwrap_or_default()
+    };
+    let entry = Loc { func: callee, node: cfa.entry };
+    let exit = Loc { func: callee, node: cfa.exit };
+    let mut conds = op(enc, Op::Call(func, eid), OpKind::Call { call, callee, recursive: false }, Loc { func, node: from }, entry);
+    inside.push(callee);
+    let body = encode_region(enc, p, callee, cfa.entry, &|n| n == cfa.exit, mods, inside, depth - 1);
+    inside.pop();
+    let Some(ret) = body.exits.into_iter().find(|x| x.node == cfa.exit) else {
+        // The callee never returns.
+        return Bool::from_bool(false);
+    };
+    conds.push(ret.reach);
+    enc.cur = ret.ssa;
+    conds.extend(op(enc, Op::Return(func, eid), OpKind::Return { call, callee, recursive: false }, exit, Loc { func, node: to }));
+    let refs: Vec<&Bool> = conds.iter().collect();
+    Bool::and(&refs)
+}
+
+/// [`encode_block`] with `inside` the functions being encoded (the outermost first) and
+/// `depth` the calls that may still be entered.
+#[allow(clippy::too_many_arguments)]
+fn encode_region<'p>(
+    enc: &mut Encoder<'p>,
+    p: &'p Program,
+    func: FuncId,
+    start: NodeId,
+    is_cut: &dyn Fn(NodeId) -> bool,
+    mods: &dyn Fn(FuncId) -> BTreeSet<VarId>,
+    inside: &mut Vec<FuncId>,
+    depth: usize,
+) -> Block<'p> {
     let cfa = p.cfa(func);
     // Nodes of the region in topological order (the region is acyclic: cut points include
     // every loop head).
@@ -135,13 +224,18 @@ pub(crate) fn encode_block<'p>(
             match &e.kind {
                 EdgeKind::CallSummary(call) => {
                     calls.push(CallSite { edge: eid, call, reach: reach.clone(), ssa: ssa.clone() });
-                    // The callee's effect: its results and what it may modify are arbitrary.
-                    let mut dummy = Default::default();
-                    for l in &call.ret {
-                        enc.write(l, None, false, &mut dummy);
-                    }
-                    for v in mods(call.callee) {
-                        enc.havoc(v, "call");
+                    if enterable(p, call.callee, inside, depth) {
+                        let returns = enter_call(enc, p, (func, eid, n, e.dst), call, mods, inside, depth);
+                        edge_reach = Bool::and(&[&reach, &returns]);
+                    } else {
+                        // The callee's effect: its results and what it may modify are arbitrary.
+                        let mut dummy = Default::default();
+                        for l in &call.ret {
+                            enc.write(l, None, false, &mut dummy);
+                        }
+                        for v in mods(call.callee) {
+                            enc.havoc(v, "call");
+                        }
                     }
                 }
                 _ => {

@@ -82,6 +82,10 @@ pub struct AnalysisArgs {
     /// guesses, cells, templates, chc, kinduction), to measure what each contributes.
     #[arg(long, value_delimiter = ',', value_name = "PHASE")]
     pub without: Vec<String>,
+    /// The fraction of the time left that a phase of `combined` gets when it starts
+    /// (`cells=0.3`; repeatable, after `--without`), to compare time splits in one benchmark.
+    #[arg(long, value_name = "PHASE=FRACTION")]
+    pub share: Vec<String>,
     /// What the summary analysis refines per round: dag (all error paths of the round
     /// together, from their counterexample DAG, the default) or path (one error path).
     #[arg(long, default_value = "dag")]
@@ -132,6 +136,17 @@ impl AnalysisArgs {
         cfg.concrete.native = self.native;
         for phase in &self.without {
             if !cfg.without(phase) {
+                return Err(format!("unknown phase `{}` (use {})", phase, VerifyConfig::PHASES.join(", ")));
+            }
+        }
+        for item in &self.share {
+            let (phase, fraction) = item.split_once('=').ok_or_else(|| format!("`--share {}`: expected PHASE=FRACTION", item))?;
+            let fraction: f64 = fraction
+                .parse()
+                .ok()
+                .filter(|f: &f64| (0.0..=1.0).contains(f))
+                .ok_or_else(|| format!("`--share {}`: the fraction must be a number from 0 to 1", item))?;
+            if !cfg.set_share(phase, fraction) {
                 return Err(format!("unknown phase `{}` (use {})", phase, VerifyConfig::PHASES.join(", ")));
             }
         }

@@ -215,6 +215,9 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 self.size_value(&ty, span)
             }
             Expression::SizeOfVal(s) => {
+                if let Some(size) = self.vla_size(&s.node.0) {
+                    return Ok(size);
+                }
                 let ty = self.type_of(&s.node.0)?;
                 self.size_value(&ty, span)
             }
@@ -285,6 +288,23 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 Ok(Value::Int(Expr::Unknown(t, Imprecision::Other), CType::Int(t)))
             }
         }
+    }
+
+    /// `sizeof a` of a variable-length array `a` (C11 6.5.3.4p2: evaluated, the length its
+    /// declaration computed times its element's size), when the element's size is constant;
+    /// `None` for anything else.
+    fn vla_size(&self, e: &Node<Expression>) -> Option<Value> {
+        let Expression::Identifier(id) = &e.node else { return None };
+        let Some(Sym::Var(obj, CType::Array(elem, None))) = self.cx.lookup(&id.node.name) else { return None };
+        let Obj::Array(v, dims) = &**obj else { return None };
+        if dims.first() != Some(&0) {
+            return None;
+        }
+        let len = self.st.vla_lens.get(v)?.clone();
+        let t = self.cx.types.long(false);
+        let elem = self.cx.types.size_of(elem)?;
+        let size = Expr::Binary(crate::ir::BinOp::Mul, Box::new(len.cast(t)), Box::new(Expr::Const(elem as i128, t)), t);
+        Some(Value::Int(size, CType::Int(t)))
     }
 
     /// The type of an expression, computed without emitting anything.
