@@ -14,7 +14,7 @@ use z3::Solver;
 use crate::cfa::{NodeId, Program};
 use crate::core::Cancel;
 use crate::ir::{Expr, FuncId, VarId};
-use crate::smt::block::{bind_params, encode_block_inlining, modified_by, Block};
+use crate::smt::block::{bind_params, encode_block, modified_by, Block, INLINE_DEPTH};
 use crate::smt::encode::{Encoder, Theory};
 use crate::smt::{check, solver_by_work, Sat};
 
@@ -289,7 +289,7 @@ pub fn inductive_subset(p: &Program, mut cands: Annotations, cancel: &Cancel) ->
         for c in cut_points(p, f) {
             let mut enc = Encoder::new(p, Theory::BitVec, false);
             let is_cut = |n: NodeId| cfa.node(n).loop_head || n == cfa.exit;
-            let b = encode_block_inlining(&mut enc, p, f, c, &is_cut, &mods);
+            let b = encode_block(&mut enc, p, f, c, &is_cut, &mods, INLINE_DEPTH);
             blocks.push((enc, b));
         }
     }
@@ -439,7 +439,7 @@ pub fn unreachable_targets(
             }
             let mut enc = Encoder::new(p, Theory::BitVec, false);
             let is_cut = |n: NodeId| cfa.node(n).loop_head || n == cfa.exit || mine.contains(&n);
-            let b = encode_block_inlining(&mut enc, p, f, c, &is_cut, &mods);
+            let b = encode_block(&mut enc, p, f, c, &is_cut, &mods, INLINE_DEPTH);
             enc.cur = b.start_ssa.clone();
             let pre: Vec<Bool> = inv.get(&(f, c)).map(|v| v.iter().map(|e| enc.cond(e).0).collect()).unwrap_or_default();
             s.push();

@@ -138,6 +138,19 @@ fn invariants_are_printed_without_type_bounds() {
     assert_eq!(v["invariants"][0]["expr"], "done >= 0 && items - done >= -2147483648 && written - read == 0");
 }
 
+/// An invariant over memory is written as C: a read through a pointer variable is `*pa`, and
+/// what the memory model made up (object sizes, its arrays) is not shown.
+#[test]
+fn invariants_over_memory_are_printed_as_dereferences() {
+    let file = fixture("memory/bound_through_pointer.c");
+    let o = cpals(&["check", "--timeout", "60", &file], Duration::from_secs(300));
+    // (Its second call of `check` is a violation.)
+    assert_eq!(o.code, Some(1), "{}{}", o.stdout, o.stderr);
+    let inv: Vec<&str> = o.stdout.lines().filter(|l| l.contains(": invariant: ")).collect();
+    assert!(inv.iter().any(|l| l.contains("i <= *pa")), "{}", o.stdout);
+    assert!(inv.iter().all(|l| !l.contains("__")), "{}", o.stdout);
+}
+
 #[test]
 fn cfa_dot_is_graphviz() {
     let o = cpals(&["cfa", "--dot", &fixture("constructs/loops.c")], Duration::from_secs(30));
@@ -164,6 +177,12 @@ fn missing_file_and_bad_arguments_are_errors() {
     );
     assert_eq!(o.code, Some(3));
     assert!(o.stderr.contains("needs `--dag-interpolants"), "{}", o.stderr);
+    // A phase's share of the time is a known phase and a fraction from 0 to 1.
+    for (share, says) in [("cells=2", "from 0 to 1"), ("cells", "expected PHASE=FRACTION"), ("nothing=0.3", "unknown phase")] {
+        let o = cpals(&["check", "--share", share, &fixture("constructs/loops.c")], Duration::from_secs(10));
+        assert_eq!(o.code, Some(3), "--share {share}");
+        assert!(o.stderr.contains(says), "--share {share}: {}", o.stderr);
+    }
 }
 
 /// Garbage must end with an error (exit 3) or unknown (exit 2): never a signal, never a hang.

@@ -248,7 +248,7 @@ impl<'s, 'p> Unrolling<'s, 'p> {
                 let scfa = p.cfa(p.start);
                 let is_cut = |n: NodeId| scfa.node(n).loop_head || n == scfa.exit;
                 let mods = |f: FuncId| sys.mods(f);
-                let b = encode_block(&mut enc, p, p.start, scfa.entry, &is_cut, &mods);
+                let b = encode_block(&mut enc, p, p.start, scfa.entry, &is_cut, &mods, 0);
                 let site = b.calls.into_iter().find(|s| s.call.callee == sys.func)?;
                 let ssa = bind_params(&mut enc, p, &site);
                 enc.constraints.push(site.reach);
@@ -386,7 +386,7 @@ impl<'s, 'p> Unrolling<'s, 'p> {
             }
             let at = self.locs[i].eq(Int::from_u64(ci as u64));
             self.enc.cur = self.states[i].clone();
-            let b = encode_block(&mut self.enc, p, sys.func, c, &is_cut, &mods);
+            let b = encode_block(&mut self.enc, p, sys.func, c, &is_cut, &mods, 0);
             for ex in &b.exits {
                 let Some(&d) = sys.index.get(&ex.node) else { continue };
                 let mut conj = vec![at.clone(), ex.reach.clone(), next_loc.eq(Int::from_u64(d as u64))];
@@ -409,7 +409,7 @@ impl<'s, 'p> Unrolling<'s, 'p> {
                 let ssa = bind_params(&mut self.enc, p, site);
                 self.enc.cur = ssa;
                 let h_cut = |n: NodeId| n == hcfa.exit || hcfa.node(n).loop_head || hcfa.node(n).target.is_some();
-                let hb = encode_block(&mut self.enc, p, callee, hcfa.entry, &h_cut, &mods);
+                let hb = encode_block(&mut self.enc, p, callee, hcfa.entry, &h_cut, &mods, 0);
                 for ex in &hb.exits {
                     let Some(t) = hcfa.node(ex.node).target else { continue };
                     for key in wanted.iter().filter(|k| k.target == t) {

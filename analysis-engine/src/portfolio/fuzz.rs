@@ -182,7 +182,7 @@ fn search(
                 confirm_concrete(p, &run, cfg.concrete.native, cancel, stats).map(|d| (*key, d))
             }
             RunEnd::Cancelled | RunEnd::StepLimit if cancel.check().is_ok() => {
-                confirm_natively(p, found, by_line, &run, &inputs, cancel, stats)
+                confirm_natively(p, props, found, by_line, &run, &inputs, cancel, stats)
             }
             // Values the interpreter does not track (arbitrary array contents: any value, as
             // for an uninitialised local), functions it does not model, deep recursion: the
@@ -193,7 +193,7 @@ fn search(
                         .iter()
                         .any(|w| why.contains(w)) =>
             {
-                confirm_natively(p, found, by_line, &run, &inputs, cancel, stats)
+                confirm_natively(p, props, found, by_line, &run, &inputs, cancel, stats)
             }
             other => {
                 tracing::debug!("a fuzzing run reached a violation; its replay on the CFA ended with {:?}", other);
@@ -211,10 +211,13 @@ fn search(
     }
 }
 
-/// The program's only property a native run shows (an assertion, `reach_error()`, an
-/// `ERROR:` label), if it has exactly one.
-fn only_property(p: &Program) -> Option<Property> {
-    let mut shown = shown_properties(p);
+/// The only property a native run shows (an assertion, `reach_error()`, an `ERROR:` label)
+/// that is not proved, if there is exactly one: the properties of `props` (those the phase
+/// searches, every one in the first phase, the open ones later) and those `found` violated;
+/// a proved property's target no run reaches, so a run that reports one reached this one.
+fn only_property(p: &Program, props: &[Property], found: &BTreeMap<PropertyKey, Decision>) -> Option<Property> {
+    let mut shown: Vec<Property> =
+        shown_properties(p).into_iter().filter(|pr| found.contains_key(&pr.key) || props.iter().any(|q| q.key == pr.key)).collect();
     (shown.len() == 1).then(|| shown.remove(0))
 }
 
@@ -226,12 +229,18 @@ fn shown_properties(p: &Program) -> Vec<Property> {
         .collect()
 }
 
-/// The property a native replay reached, from the harness's report line: the program's only
-/// property a native run shows ([`only_property`]), else, when `by_line`, the only assertion
-/// written at the reported line of the program's file in the reported function
+/// The property a native replay reached, from the harness's report line: the only property
+/// a native run shows that is not proved ([`only_property`]), else, when `by_line`, the only
+/// assertion written at the reported line of the program's file in the reported function
 /// (`FILE:LINE: FUNCTION: assertion ...`, `__assert_fail`'s arguments).
-fn reached_property(p: &Program, report: &str, by_line: bool) -> Option<Property> {
-    if let Some(only) = only_property(p) {
+fn reached_property(
+    p: &Program,
+    props: &[Property],
+    found: &BTreeMap<PropertyKey, Decision>,
+    report: &str,
+    by_line: bool,
+) -> Option<Property> {
+    if let Some(only) = only_property(p, props, found) {
         return Some(only);
     }
     if !by_line {
@@ -255,8 +264,10 @@ fn reached_property(p: &Program, report: &str, by_line: bool) -> Option<Property
 /// ([`confirm_concrete`]); the property is the one the replay's report names
 /// ([`reached_property`]: every way the harness sees a violation is a target of the CFA), if
 /// it is not decided yet. The trace is the replay's first steps, then the violation.
+#[allow(clippy::too_many_arguments)]
 fn confirm_natively(
     p: &Program,
+    props: &[Property],
     found: &BTreeMap<PropertyKey, Decision>,
     by_line: bool,
     run: &concrete::Run,
@@ -264,7 +275,7 @@ fn confirm_natively(
     cancel: &Cancel,
     stats: &mut Stats,
 ) -> Option<(PropertyKey, Decision)> {
-    if !by_line && only_property(p).is_none() {
+    if !by_line && only_property(p, props, found).is_none() {
         // No report could name one property: the replay would decide nothing.
         return None;
     }
@@ -290,7 +301,7 @@ fn confirm_natively(
         tracing::debug!("the native replay of fuzzed inputs did not confirm them: {:?}", result);
         return None;
     };
-    let Some(prop) = reached_property(p, report, by_line).filter(|prop| !found.contains_key(&prop.key)) else {
+    let Some(prop) = reached_property(p, props, found, report, by_line).filter(|prop| !found.contains_key(&prop.key)) else {
         tracing::debug!("the native replay reached `{}`, which is no single open property", report);
         return None;
     };
@@ -350,13 +361,39 @@ mod tests {
                     int main(void) {\n  int y = f(2);\n  assert(y != 2); assert(y != 3);\n  assert(y > 0);\n  return 0;\n}\n";
         let input = crate::frontend::SourceInput { path: "report.c".into(), text: text.into() };
         let p = crate::load(&input, crate::cfa::DataModel::Lp64).expect("loads");
-        let line = |report: &str| reached_property(&p, report, true).map(|pr| (pr.range.line, p.func(pr.function).name.clone()));
+        let all = crate::properties::properties(&p);
+        let none = std::collections::BTreeMap::new();
+        let line =
+            |report: &str| reached_property(&p, &all, &none, report, true).map(|pr| (pr.range.line, p.func(pr.function).name.clone()));
         assert_eq!(line("report.c:9: main: assertion `y > 0' failed"), Some((9, "main".to_string())));
         assert_eq!(line("report.c:3: f: assertion `x != 1' failed"), Some((3, "f".to_string())));
         assert_eq!(line("report.c:8: main: assertion `y != 2' failed"), None, "two assertions on line 8");
         assert_eq!(line("report.c:3: main: assertion `x != 1' failed"), None, "not in `main`");
         assert_eq!(line("other.c:9: main: assertion `y > 0' failed"), None, "another file");
         assert_eq!(line("reach_error"), None);
-        assert!(reached_property(&p, "report.c:9: main: assertion `y > 0'", false).is_none(), "only by line");
+        assert!(reached_property(&p, &all, &none, "report.c:9: main: assertion `y > 0'", false).is_none(), "only by line");
+    }
+
+    /// Of two `reach_error()` calls, a run that reports one reached the one not proved: the
+    /// proved one's target no run reaches. While both are open, or when the other one is a
+    /// violation already found (a run may reach it again), the report names neither.
+    #[test]
+    fn a_reach_error_report_names_the_only_call_not_proved() {
+        use crate::cfa::TargetKind;
+        use crate::report::outcome::Decision;
+        use crate::report::Confirmation;
+        let text = "void reach_error(void);\nint __VERIFIER_nondet_int(void);\nint main(void) {\n\
+                    int x = __VERIFIER_nondet_int();\n  if (x == 1) reach_error();\n  if (x == 2) reach_error();\n  return 0;\n}\n";
+        let input = crate::frontend::SourceInput { path: "calls.c".into(), text: text.into() };
+        let p = crate::load(&input, crate::cfa::DataModel::Lp64).expect("loads");
+        let all = crate::properties::properties(&p);
+        let calls: Vec<_> = all.iter().filter(|pr| pr.kind == TargetKind::ReachError).cloned().collect();
+        assert_eq!(calls.len(), 2);
+        let none = std::collections::BTreeMap::new();
+        assert!(reached_property(&p, &all, &none, "reach_error", false).is_none(), "both open");
+        let open = [calls[1].clone()];
+        assert_eq!(reached_property(&p, &open, &none, "reach_error", false).map(|pr| pr.key), Some(calls[1].key));
+        let found = std::collections::BTreeMap::from([(calls[0].key, Decision::Violated(Vec::new(), Vec::new(), Confirmation::NativeRun))]);
+        assert!(reached_property(&p, &open, &found, "reach_error", false).is_none(), "the other one is violated");
     }
 }

@@ -1,8 +1,8 @@
 //! Block formulas: a loop-free region of one function, from a start node to the next cut
 //! points (loop heads, the exit), encoded as one SSA formula over all its paths (large-block
 //! encoding: a reachability literal per node, fresh versions merged at joins). Calls are not
-//! entered (their results and everything the callee may modify become arbitrary), except by
-//! [`encode_block_inlining`], which encodes small loop-free callees in place.
+//! entered (their results and everything the callee may modify become arbitrary) unless the
+//! caller asks for small loop-free callees to be encoded in place.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -78,8 +78,16 @@ pub fn modified_by(p: &Program, f: FuncId) -> BTreeSet<VarId> {
     out
 }
 
+/// Calls nested this deep at most are entered by Houdini's blocks (`invariants.rs`).
+pub(crate) const INLINE_DEPTH: usize = 2;
+/// Callees with more edges than this are not entered (their bodies would grow every query).
+const INLINE_EDGES: usize = 400;
+
 /// Encodes the region of `func` from `start` up to the nodes `is_cut` accepts (and back to
-/// `start`). The encoder receives the constraints.
+/// `start`). The encoder receives the constraints. Calls of loop-free functions are entered
+/// up to `enter` deep (0: none; a function never inside itself): their bodies are encoded in
+/// place of the havoc of what they may modify, so that what a helper returns (`return s->a ==
+/// i;`) is known after the call. Every call stays in [`Block::calls`] with the state before it.
 pub(crate) fn encode_block<'p>(
     enc: &mut Encoder<'p>,
     p: &'p Program,
@@ -87,28 +95,9 @@ pub(crate) fn encode_block<'p>(
     start: NodeId,
     is_cut: &dyn Fn(NodeId) -> bool,
     mods: &dyn Fn(FuncId) -> BTreeSet<VarId>,
+    enter: usize,
 ) -> Block<'p> {
-    encode_region(enc, p, func, start, is_cut, mods, &mut Vec::new(), 0)
-}
-
-/// Calls nested this deep at most are entered by [`encode_block_inlining`].
-pub(crate) const INLINE_DEPTH: usize = 2;
-/// Callees with more edges than this are not entered (their bodies would grow every query).
-const INLINE_EDGES: usize = 400;
-
-/// [`encode_block`], entering calls of loop-free functions (up to [`INLINE_DEPTH`] deep, a
-/// function never inside itself): their bodies are encoded in place of the havoc of what they
-/// may modify, so that what a helper returns (`return s->a == i;`) is known after the call.
-/// The calls stay in [`Block::calls`] with the state before them.
-pub(crate) fn encode_block_inlining<'p>(
-    enc: &mut Encoder<'p>,
-    p: &'p Program,
-    func: FuncId,
-    start: NodeId,
-    is_cut: &dyn Fn(NodeId) -> bool,
-    mods: &dyn Fn(FuncId) -> BTreeSet<VarId>,
-) -> Block<'p> {
-    encode_region(enc, p, func, start, is_cut, mods, &mut vec![func], INLINE_DEPTH)
+    encode_region(enc, p, func, start, is_cut, mods, &mut vec![func], enter)
 }
 
 /// Whether a call of `callee` may be entered at `depth` (calls left) with `inside` the
