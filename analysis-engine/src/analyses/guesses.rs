@@ -604,8 +604,8 @@ const MAX_SIZES: usize = 16;
 /// address-taken locals, literals: objects never freed, so their sizes never change); the
 /// accesses' checks compare with them.
 fn static_sizes(p: &Program) -> Vec<Expr> {
-    let mut out = Vec::new();
     use crate::cfa::cells::strip;
+    let mut out = Vec::new();
     for e in &p.cfa(p.start).edges {
         let (EdgeKind::Statement(crate::ir::Stmt::Assign(crate::ir::LValue::Elem(v, k), n))
         | EdgeKind::Declaration(crate::ir::Stmt::Assign(crate::ir::LValue::Elem(v, k), n))) = &e.kind
@@ -625,9 +625,10 @@ fn static_sizes(p: &Program) -> Vec<Expr> {
 /// Candidates over memory for a function that reads it (the memory model's arrays): the
 /// non-strict form of each strict comparison it branches on whose sides read memory (`i <
 /// *pa` gives `i <= *pa`, a counter's bound read through a pointer that the loop does not
-/// write), each assignment of a value read from memory as an equality, and equalities between
-/// its pointer variables (`pa == pd2`, which ties such a bound
-/// to what is read through another pointer after the loop). Houdini keeps what is inductive.
+/// write), each assignment of a value read from memory as an equality, the conditions of its
+/// accesses' checks, and equalities between its pointer variables (`pa == pd2`, which ties
+/// such a bound to what is read through another pointer after the loop). Houdini keeps what
+/// is inductive.
 fn memory_candidates(p: &Program, f: FuncId) -> Vec<Expr> {
     let cfa = p.cfa(f);
     let reads_memory = |e: &Expr| {
