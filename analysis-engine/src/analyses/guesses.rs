@@ -614,7 +614,7 @@ fn static_sizes(p: &Program) -> Vec<Expr> {
         };
         let info = p.var(*v);
         let constant = |x: &Expr| matches!(strip(x), Expr::Const(..));
-        if info.synthetic && info.name == "__size" && constant(k) && constant(n) && out.len() < MAX_SIZES {
+        if info.synthetic && info.name == crate::cfa::build::SIZES && constant(k) && constant(n) && out.len() < MAX_SIZES {
             let size = Expr::Elem(*v, Box::new(k.clone()), info.int_ty());
             out.push(Expr::Binary(BinOp::Eq, Box::new(size), Box::new(n.clone()), IntTy::INT));
         }

@@ -267,8 +267,9 @@ pub fn loop_invariants(p: &Program, inv: &Annotations, source: InvariantSource) 
 /// shown (it still counts for the proof).
 fn shown_conjunct(p: &Program, e: &Expr) -> Option<String> {
     let mut text = crate::cfa::pretty::expr(p, e, true);
-    for class in ["__mem8[", "__mem16[", "__mem32[", "__mem64[", "__memp["] {
-        while let Some(at) = text.find(class) {
+    for array in crate::cfa::build::cell_arrays() {
+        let class = format!("{}[", array);
+        while let Some(at) = text.find(&class) {
             let rest = &text[at + class.len()..];
             let name_len = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
             if name_len == 0 || !rest[name_len..].starts_with(']') || rest.starts_with(|c: char| c.is_ascii_digit()) {

@@ -58,6 +58,15 @@ pub enum Class {
     Ptr,
 }
 
+/// The name of the array of the objects' sizes in bytes (`__size[id]`).
+pub const SIZES: &str = "__size";
+
+/// The names of the memory model's arrays of cells (`__mem32`), which reads through pointers
+/// read.
+pub fn cell_arrays() -> impl Iterator<Item = &'static str> {
+    Class::ALL.into_iter().map(Class::name)
+}
+
 impl Class {
     pub const ALL: [Class; 5] = [Class::B8, Class::B16, Class::B32, Class::B64, Class::Ptr];
 
@@ -580,7 +589,7 @@ pub(super) fn set_up(cx: &mut super::ProgCx, keys: HashSet<DeclKey>, tagged: boo
     for (k, c) in Class::ALL.iter().enumerate() {
         cells[k] = global(cx, c.name(), VarKind::Array { elem: c.cell(), len: None })?;
     }
-    let size = global(cx, "__size", VarKind::Array { elem: IntTy::U64, len: None })?;
+    let size = global(cx, SIZES, VarKind::Array { elem: IntTy::U64, len: None })?;
     let next = global(cx, "__next", VarKind::Int(IntTy::I64))?;
     let tags = if tagged { Some(global(cx, "__memtag", VarKind::Array { elem: IntTy::U8, len: None })?) } else { None };
     let contents = if tagged { Some(global(cx, "__contents", VarKind::Array { elem: IntTy::U8, len: None })?) } else { None };

@@ -14,7 +14,7 @@ mod func;
 mod indirect;
 mod init;
 mod memory;
-pub use memory::ALLOCATIONS_SUCCEED;
+pub use memory::{cell_arrays, ALLOCATIONS_SUCCEED, SIZES};
 pub mod types;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
