@@ -1,6 +1,9 @@
 //! The composite CPA (seed 001 §2.6, §3.4): location × call stack × a data analysis, with the
 //! direct-product domain, component-wise merge and stop, and the data analysis's precision.
-//! It also decides which states are targets: a target node whose property is still open.
+//! It also decides which states are targets: a target node whose property is still open, and
+//! two pseudo-targets whose paths CEGAR checks like an error path's: a call beyond the recursion
+//! bound, and a state about to take a construct cpals does not model (an infeasible path to it
+//! is refined away; a feasible one makes the exploration incomplete).
 
 use crate::core::Limit;
 use crate::report::UnknownReason;
@@ -42,6 +45,9 @@ pub struct CompositeCpa<'p, D: DataCpa> {
     incomplete: RefCell<BTreeMap<String, UnknownReason>>,
     /// Deep recursion was found feasible: states beyond the bound are no longer targets.
     recursion_bound_feasible: std::cell::Cell<bool>,
+    /// Locations before an unsupported construct whose path was not refuted: their states are
+    /// no longer targets (the exploration is already incomplete).
+    unsupported_reached: RefCell<HashSet<Loc>>,
 }
 
 impl<'p, D: DataCpa> CompositeCpa<'p, D> {
@@ -54,7 +60,34 @@ impl<'p, D: DataCpa> CompositeCpa<'p, D> {
             decided: RefCell::new(HashSet::new()),
             incomplete: RefCell::new(BTreeMap::new()),
             recursion_bound_feasible: std::cell::Cell::new(false),
+            unsupported_reached: RefCell::new(HashSet::new()),
         }
+    }
+
+    /// Why a location's outgoing edge is not modelled, if it has such an edge.
+    pub fn unsupported_at(&self, loc: Loc) -> Option<UnknownReason> {
+        let func = self.program.func(loc.func);
+        func.cfa.node(loc.node).out.iter().find_map(|&e| match &func.cfa.edge(e).kind {
+            EdgeKind::Statement(Stmt::Unsupported(what)) => Some(UnknownReason::Unsupported {
+                construct: what.to_string(),
+                range: Some(func.abs(func.cfa.edge(e).span)),
+            }),
+            _ => None,
+        })
+    }
+
+    /// The path to a state before an unsupported construct could not be refuted: the
+    /// exploration is incomplete, and states there are no longer targets.
+    pub fn unsupported_reached(&self, loc: Loc) {
+        if let Some(why) = self.unsupported_at(loc) {
+            self.incomplete(why);
+        }
+        self.unsupported_reached.borrow_mut().insert(loc);
+    }
+
+    /// A state about to take an unsupported construct, not yet known to be reachable.
+    pub fn is_unsupported_target(&self, s: &CompositeState<D::State>) -> bool {
+        !s.too_deep && self.unsupported_at(s.loc).is_some() && !self.unsupported_reached.borrow().contains(&s.loc)
     }
 
     /// The path to a state beyond the recursion bound could not be refuted.
@@ -202,8 +235,8 @@ impl<'p, D: DataCpa> Cpa for CompositeCpa<'p, D> {
             return !self.recursion_bound_feasible.get();
         }
         match self.property_of(s) {
-            Some(k) => !self.is_decided(&k),
-            None => false,
+            Some(k) if !self.is_decided(&k) => true,
+            _ => self.is_unsupported_target(s),
         }
     }
 

@@ -165,6 +165,7 @@ impl<'p> CombinedCpa<'p> {
             || loc.node == cfa.entry
             || loc.node == cfa.exit
             || n.target.is_some()
+            || n.out.iter().any(|e| matches!(cfa.edge(*e).kind, EdgeKind::Statement(crate::ir::Stmt::Unsupported(_))))
             || n.inc.iter().any(|e| matches!(cfa.edge(*e).kind, EdgeKind::CallSummary(_)))
     }
 
