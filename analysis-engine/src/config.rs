@@ -298,6 +298,8 @@ pub struct Shares {
     /// Linear invariants learned from concrete runs and checked (`analyses::guesses`, for
     /// programs whose assertions are linear), after the template analysis.
     pub learned: f64,
+    /// Exhaustive symbolic execution (`analyses::symbolic`), after k-induction.
+    pub symbolic: f64,
 }
 
 /// Everything a run depends on besides the program.
@@ -320,8 +322,8 @@ pub struct VerifyConfig {
 
 impl VerifyConfig {
     /// The phases of `combined` that can be left out by name (`cpals check --without`).
-    pub const PHASES: [&'static str; 10] =
-        ["fuzz", "concrete", "summaries", "value", "guesses", "cells", "templates", "learned", "chc", "kinduction"];
+    pub const PHASES: [&'static str; 11] =
+        ["fuzz", "concrete", "summaries", "value", "guesses", "cells", "templates", "learned", "chc", "kinduction", "symbolic"];
 
     /// Leaves out the phase named `name`; `false` if there is no such phase.
     pub fn without(&mut self, name: &str) -> bool {
@@ -346,6 +348,7 @@ impl VerifyConfig {
             "guesses" => &mut s.guesses,
             "kinduction" => &mut s.kinduction,
             "learned" => &mut s.learned,
+            "symbolic" => &mut s.symbolic,
             _ => return false,
         };
         *slot = share;
@@ -386,6 +389,7 @@ impl VerifyConfig {
                 guesses: 0.3,
                 kinduction: 0.05,
                 learned: 0.2,
+                symbolic: 0.25,
             },
         }
     }

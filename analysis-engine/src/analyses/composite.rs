@@ -68,10 +68,9 @@ impl<'p, D: DataCpa> CompositeCpa<'p, D> {
     pub fn unsupported_at(&self, loc: Loc) -> Option<UnknownReason> {
         let func = self.program.func(loc.func);
         func.cfa.node(loc.node).out.iter().find_map(|&e| match &func.cfa.edge(e).kind {
-            EdgeKind::Statement(Stmt::Unsupported(what)) => Some(UnknownReason::Unsupported {
-                construct: what.to_string(),
-                range: Some(func.abs(func.cfa.edge(e).span)),
-            }),
+            EdgeKind::Statement(Stmt::Unsupported(what)) => {
+                Some(UnknownReason::Unsupported { construct: what.to_string(), range: Some(func.abs(func.cfa.edge(e).span)) })
+            }
             _ => None,
         })
     }

@@ -11,6 +11,7 @@ pub mod kinduction;
 pub mod location;
 pub mod predicate;
 pub mod summaries;
+pub mod symbolic;
 pub mod template;
 pub mod tra;
 pub mod value;

@@ -42,6 +42,9 @@ const KINDUCTION_TIME: Duration = Duration::from_secs(2);
 /// linear Houdini queries: seconds at most where it proves something, docs/benchmarks.md).
 const LEARNED_TIME: Duration = Duration::from_secs(10);
 
+/// Symbolic execution's time without a time limit.
+const SYMBOLIC_TIME: Duration = Duration::from_secs(5);
+
 /// The first fuzzing phase's time at most: most bugs random inputs find, they find in well
 /// under a second (docs/benchmarks.md); the analyses come next, and the fuzzer again after
 /// them with the time left.
@@ -97,6 +100,10 @@ pub enum Phase {
     /// step case strengthened by their invariants and the templates'), with
     /// `Shares::kinduction` of the time left.
     KInduction,
+    /// Exhaustive symbolic execution (`analyses::symbolic`) in `combined`, after k-induction,
+    /// with `Shares::symbolic` of the time left: proofs for programs whose every path is
+    /// short (constant loop bounds, inputs checked against ranges), and violations on them.
+    Symbolic,
     /// CEGAR with the configured analysis (`value`, `predicate`, `combined`) for the rest.
     Cegar,
 }
@@ -118,6 +125,7 @@ impl Phase {
             Phase::Learned => "learned",
             Phase::Chc => "chc",
             Phase::KInduction => "kinduction",
+            Phase::Symbolic => "symbolic",
             Phase::Cegar => "cegar",
         }
     }
@@ -168,6 +176,9 @@ pub fn plan(cfg: &VerifyConfig, p: &Program) -> Vec<Phase> {
             }
             if cfg.shares.kinduction > 0.0 {
                 phases.push(Phase::KInduction);
+            }
+            if cfg.shares.symbolic > 0.0 {
+                phases.push(Phase::Symbolic);
             }
             if cfg.shares.value > 0.0 {
                 phases.push(Phase::Value(Slice::Rest));
@@ -362,6 +373,7 @@ impl Run<'_> {
                 Phase::Templates => self.templates(),
                 Phase::Chc => self.chc(),
                 Phase::KInduction => self.kinduction(),
+                Phase::Symbolic => self.symbolic(),
                 Phase::Cells => self.cells(),
                 Phase::Guesses => self.guesses(),
                 Phase::Learned => self.learned(),
@@ -761,6 +773,26 @@ impl Run<'_> {
         let used = build::loop_invariants(self.program, &r.strengthening, crate::report::InvariantSource::KInduction);
         self.found_invariants.extend(used.into_iter().filter(|i| !shown.contains(&(i.range.line, i.range.col, i.expr.clone()))));
         self.proved.extend(r.proved.iter().copied());
+        self.done_if_all_proved()
+    }
+
+    /// Symbolic execution of every path for the properties still open: what it proves is
+    /// proved, what it confirms violated; it ends the run when nothing is left open.
+    fn symbolic(&mut self) -> Next {
+        let open = self.undecided();
+        if open.is_empty() {
+            return Next::Continue;
+        }
+        let budget = self.budget(self.config.shares.symbolic, SYMBOLIC_TIME);
+        let cancel = self.cancel.child(Some(budget));
+        let program = self.program;
+        let Some(r) = phases::on_own_thread("symbolic execution", || crate::analyses::symbolic::run(program, &open, &cancel)) else {
+            return Next::Continue;
+        };
+        for (k, trace) in r.violated {
+            self.found.insert(k, Decision::Violated(trace, Vec::new(), crate::report::Confirmation::PathCheck));
+        }
+        self.proved.extend(r.proved);
         self.done_if_all_proved()
     }
 

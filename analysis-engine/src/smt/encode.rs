@@ -20,7 +20,7 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use z3::ast::{Array, Bool, Dynamic, Int, BV};
+use z3::ast::{Array, Ast, Bool, Dynamic, Int, BV};
 use z3::{Model, Sort};
 
 use crate::cfa::{EdgeKind, Program};
@@ -168,6 +168,10 @@ pub(crate) struct Encoder<'p> {
     /// Precise mode: "this read at an index not known is not one of the tainted cells", with
     /// the cell's taint; a counterexample is confirmed only under these (see `smt::path`).
     pub separations: Vec<(Bool, Taint)>,
+    /// A written value becomes the variable's term itself, simplified, instead of a new
+    /// constant equated with it (symbolic execution, `analyses::symbolic`: values are terms
+    /// over the inputs, and conditions over constants fold to `true` or `false`).
+    pub inline: bool,
 }
 
 /// The cells of one array version (by constant index) that hold a tainted value.
@@ -200,7 +204,26 @@ impl<'p> Encoder<'p> {
             allocations: Vec::new(),
             cell_taint: HashMap::new(),
             separations: Vec::new(),
+            inline: false,
         }
+    }
+
+    /// A new SSA version of `v` whose term is `t` (inline mode).
+    fn bind(&mut self, v: VarId, taint: Option<Taint>, t: VTerm) {
+        let ver = self.next_version(v, taint);
+        self.terms.insert((v, ver), t);
+    }
+
+    /// Makes a new SSA version of `v` the current one, with its taint.
+    fn next_version(&mut self, v: VarId, taint: Option<Taint>) -> u32 {
+        let n = self.next.entry(v).or_insert(0);
+        *n += 1;
+        let ver = *n;
+        self.cur.insert(v, ver);
+        if let Some(t) = taint {
+            self.taint.insert((v, ver), t);
+        }
+        ver
     }
 
     /// Whether taints are kept per array cell: when confirming a path, not inside a DAG.
@@ -307,13 +330,7 @@ impl<'p> Encoder<'p> {
 
     /// A new SSA version of `v` (its term is unconstrained until constrained).
     pub fn bump(&mut self, v: VarId, taint: Option<Taint>) -> VTerm {
-        let n = self.next.entry(v).or_insert(0);
-        *n += 1;
-        let ver = *n;
-        self.cur.insert(v, ver);
-        if let Some(t) = taint {
-            self.taint.insert((v, ver), t);
-        }
+        let ver = self.next_version(v, taint);
         self.term(v, ver)
     }
 
@@ -654,6 +671,12 @@ impl<'p> Encoder<'p> {
             LValue::Var(v) => {
                 let taint = val.as_ref().and_then(|t| t.taint.clone());
                 let ty = self.p.var(*v).int_ty();
+                if let (true, Some(t), false, VarKind::Int(_)) = (self.inline, &val, input, &self.p.var(*v).kind) {
+                    let d = self.fit(&t.t, ty).simplify();
+                    self.bind(*v, taint, VTerm::Scalar(d.clone()));
+                    obs.writes.push((*v, None, d));
+                    return;
+                }
                 let nt = self.bump(*v, taint);
                 if let VTerm::Scalar(d) = nt {
                     if let Some(t) = val {
@@ -689,13 +712,14 @@ impl<'p> Encoder<'p> {
                     _ => (join(join(old_taint, idx.taint), val_taint), old_cells),
                 };
                 let stored = old.store(&idx.t, &value);
-                let nt = self.bump(*v, taint);
+                if self.inline {
+                    self.bind(*v, taint, VTerm::Arr(stored.simplify()));
+                } else if let VTerm::Arr(a) = self.bump(*v, taint) {
+                    self.constraints.push(a.eq(&stored));
+                }
                 if let Some(cells) = cells {
                     let ver = self.version(*v);
                     self.cell_taint.insert((*v, ver), cells);
-                }
-                if let VTerm::Arr(a) = nt {
-                    self.constraints.push(a.eq(&stored));
                 }
                 if input {
                     obs.input = Some(value.clone());

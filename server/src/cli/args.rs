@@ -79,7 +79,7 @@ pub struct AnalysisArgs {
     #[arg(long, value_enum, value_delimiter = ',', default_value = "spacer,qe,farkas")]
     pub interpolation: Vec<Strategy>,
     /// Phases of `combined` to leave out (comma-separated: fuzz, concrete, summaries, value,
-    /// guesses, cells, templates, chc, kinduction), to measure what each contributes.
+    /// guesses, cells, templates, chc, kinduction, symbolic), to measure what each contributes.
     #[arg(long, value_delimiter = ',', value_name = "PHASE")]
     pub without: Vec<String>,
     /// The fraction of the time left that a phase of `combined` gets when it starts

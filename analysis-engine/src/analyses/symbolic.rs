@@ -1,0 +1,368 @@
+//! Exhaustive symbolic execution (King, *Symbolic Execution and Program Testing*, CACM 1976;
+//! as CPAchecker's symbolic-execution configuration uses it, Beyer and Lemberger, *Symbolic
+//! Execution with CEGAR*, ISoLA 2016, §2): every path of the program from its start, one at a
+//! time in depth-first order, with its path condition in one incremental bit-vector solver
+//! (`smt::encode`, the analyses' over-approximating encoding: memory, allocations that may fail,
+//! machine arithmetic). A branch whose condition contradicts the path's is not followed.
+//!
+//! Nothing is merged or abstracted, so the phase ends only on programs whose every path is
+//! finite and short: loops with constant bounds, inputs checked against ranges, lists of
+//! bounded length. There it is a proof: when every path has been followed and none reaches a
+//! property's target, the property holds. A path that reaches one is checked again with the
+//! precise encoding (`smt::path::check_path`) and reported as a violation when confirmed.
+//!
+//! It gives up (proving nothing, keeping the violations it confirmed) when a path is too long,
+//! a loop head is visited too often on one path, a call nests too deep, a feasible path takes
+//! a construct cpals does not model, the solver gives up, or time runs out. A loop head
+//! revisited with every variable unchanged (`while (1);`) ends its path: what follows was
+//! already reachable from the earlier visit.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use crate::analyses::callstack::{CallStack, CallStackCpa, Push};
+use crate::analyses::location::LocationCpa;
+use crate::cfa::{EdgeKind, Loc, OpCtx, Program};
+use crate::core::{Cancel, Op};
+use crate::ir::{Stmt, VarId};
+use crate::properties::{Property, PropertyKey};
+use crate::report::{build, TraceStep};
+use crate::smt::encode::{Encoder, Snapshot, Theory};
+use crate::smt::path::{check_path, PathResult};
+use crate::smt::{check, solver, Sat};
+use z3::ast::Ast;
+
+/// Operations one path may have at most.
+const MAX_PATH: usize = 50_000;
+/// Visits of one loop head (in one activation) one path may make at most.
+const MAX_UNROLL: u32 = 300;
+/// Nested calls at most (the value analysis's bound is the configuration's; recursion this
+/// deep is not what the phase is for).
+const MAX_DEPTH: usize = 64;
+/// One branch query's time at most, in milliseconds.
+const QUERY_MS: u64 = 2_000;
+
+/// What the phase found.
+#[derive(Default, Debug)]
+pub struct SymbolicResult {
+    /// Properties no path reaches (only when every path was followed).
+    pub proved: BTreeSet<PropertyKey>,
+    /// Properties a confirmed path violates, with the path.
+    pub violated: BTreeMap<PropertyKey, Vec<TraceStep>>,
+    /// Paths followed to their end.
+    pub paths: u64,
+    /// Why not every path was followed, if not.
+    pub gave_up: Option<String>,
+}
+
+/// One operation still to take: where it leaves from and the path up to there.
+struct Pending {
+    op: Op,
+    to: Loc,
+    stack: CallStack,
+    /// The solver's scope depth, the path's length and its loop-head visits at the branch.
+    level: u32,
+    path_len: usize,
+    visits_len: usize,
+    /// The encoder's versions at the branch (`None` for the only operation leaving its
+    /// location: it is taken next, from where the encoder is).
+    at: Option<Snapshot>,
+    /// One of several operations leaving its location: its condition must be checked.
+    branch: bool,
+    /// The path condition at the branch was not checked since its last constraint.
+    dirty: bool,
+}
+
+/// Follows every path of `p` from its start, for the properties `open`.
+pub fn run(p: &Program, open: &[Property], cancel: &Cancel) -> SymbolicResult {
+    let open_keys: BTreeSet<PropertyKey> = open.iter().map(|q| q.key).collect();
+    let mut ex = Explorer {
+        p,
+        cancel,
+        location: LocationCpa { program: p },
+        calls: CallStackCpa { program: p, max_depth: MAX_DEPTH },
+        solver: solver(cancel, QUERY_MS),
+        enc: Encoder::new(p, Theory::BitVec, false),
+        dirty: false,
+        level: 0,
+        path: Vec::new(),
+        visits: Vec::new(),
+        open: open_keys.clone(),
+        reached: BTreeSet::new(),
+        result: SymbolicResult::default(),
+    };
+    ex.enc.inline = true;
+    let outcome = ex.explore();
+    let mut result = ex.result;
+    match outcome {
+        Ok(()) => {
+            result.proved = open_keys.into_iter().filter(|k| !ex.reached.contains(k) && !result.violated.contains_key(k)).collect();
+        }
+        Err(why) => result.gave_up = Some(why),
+    }
+    tracing::debug!(
+        "symbolic execution: {} paths, {} proved, {} violated{}",
+        result.paths,
+        result.proved.len(),
+        result.violated.len(),
+        result.gave_up.as_ref().map(|w| format!(", gave up: {}", w)).unwrap_or_default()
+    );
+    result
+}
+
+struct Explorer<'p, 'a> {
+    p: &'p Program,
+    cancel: &'a Cancel,
+    location: LocationCpa<'p>,
+    calls: CallStackCpa<'p>,
+    solver: z3::Solver,
+    enc: Encoder<'p>,
+    /// Constraints were asserted since the last satisfiable check.
+    dirty: bool,
+    /// Scopes pushed on the solver (one per branch on the current path).
+    level: u32,
+    /// The current path's operations with the call depth before each.
+    path: Vec<(OpCtx<'p>, usize)>,
+    /// The current path's visits of loop heads: location, stack, the variables' versions.
+    visits: Vec<(Loc, CallStack, HashMap<VarId, u32>)>,
+    /// Properties still to decide.
+    open: BTreeSet<PropertyKey>,
+    /// Properties some feasible path reaches without a confirmed violation.
+    reached: BTreeSet<PropertyKey>,
+    result: SymbolicResult,
+}
+
+impl<'p> Explorer<'p, '_> {
+    /// Follows every path; `Err` says why it stopped before.
+    fn explore(&mut self) -> Result<(), String> {
+        let mut work: Vec<Pending> = Vec::new();
+        let start = self.location.initial();
+        self.successors(start, &CallStack::default(), &mut work)?;
+        while let Some(next) = work.pop() {
+            self.cancel.check().map_err(|i| format!("interrupted ({:?})", i))?;
+            let Pending { op, to, stack, level, path_len, visits_len, at, branch, dirty } = next;
+            self.dirty = dirty;
+            if self.level > level {
+                self.solver.pop(self.level - level);
+                self.level = level;
+            }
+            if let Some(at) = &at {
+                self.enc.restore(at);
+            }
+            self.path.truncate(path_len);
+            self.visits.truncate(visits_len);
+            if branch {
+                self.solver.push();
+                self.level += 1;
+            }
+            let ctx = self.op_ctx(op, &stack);
+            self.enc.op(&ctx);
+            self.path.push((ctx, stack.depth()));
+            let mut contradiction = false;
+            for c in self.enc.constraints.drain(..) {
+                let c = c.simplify();
+                match c.as_bool() {
+                    Some(true) => continue,
+                    Some(false) => contradiction = true,
+                    None => self.dirty = true,
+                }
+                self.solver.assert(&c);
+            }
+            if contradiction {
+                continue;
+            }
+            if self.path.len() > MAX_PATH {
+                return Err(format!("a path longer than {} operations", MAX_PATH));
+            }
+            if branch && !self.feasible()? {
+                continue;
+            }
+            let stack = match op {
+                Op::Call(f, e) => match self.calls.call(&stack, (f, e)) {
+                    Push::Ok(s) => s,
+                    Push::TooDeep(_) => return Err(format!("calls nested deeper than {}", MAX_DEPTH)),
+                },
+                Op::Return(..) => stack.pop(),
+                Op::Edge(..) => stack,
+            };
+            self.arrive(to, &stack)?;
+            if !self.revisits(to, &stack)? {
+                let before = work.len();
+                self.successors(to, &stack, &mut work)?;
+                if work.len() == before {
+                    self.result.paths += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// An operation taken with the call stack `stack` (recursion flags as the composite's).
+    fn op_ctx(&self, op: Op, stack: &CallStack) -> OpCtx<'p> {
+        let recursive = match op {
+            Op::Edge(..) => false,
+            Op::Call(f, e) => {
+                let callee = self.p.cfa(f).edge(e).kind.callee().expect("call edge");
+                f == callee || self.calls.is_active(stack, callee)
+            }
+            Op::Return(f, e) => {
+                let callee = self.p.cfa(f).edge(e).kind.callee().expect("call edge");
+                self.calls.is_active(stack, callee)
+            }
+        };
+        crate::cfa::op_ctx(self.p, op, recursive)
+    }
+
+    /// Whether the current path condition is satisfiable (without a query when nothing was
+    /// asserted since the last satisfiable one but constants' conditions that folded to true).
+    fn feasible(&mut self) -> Result<bool, String> {
+        if !self.dirty {
+            return Ok(true);
+        }
+        match check(&self.solver) {
+            Sat::Sat => {
+                self.dirty = false;
+                Ok(true)
+            }
+            Sat::Unsat => Ok(false),
+            Sat::Unknown(r) => Err(format!("the solver gave up on a path ({})", r)),
+        }
+    }
+
+    /// At `loc`: a target of an open property is checked, and confirmed or remembered.
+    fn arrive(&mut self, loc: Loc, stack: &CallStack) -> Result<(), String> {
+        let cfa = self.p.cfa(loc.func);
+        let Some(t) = cfa.node(loc.node).target else { return Ok(()) };
+        let site = if cfa.assert_helper { stack.top() } else { None };
+        let key = PropertyKey { func: loc.func, target: t, site };
+        if !self.open.contains(&key) || !self.feasible()? {
+            return Ok(());
+        }
+        let ops: Vec<OpCtx> = self.path.iter().map(|(o, _)| *o).collect();
+        match check_path(self.p, &ops, self.cancel) {
+            PathResult::Feasible(values) => {
+                self.result.violated.insert(key, build::trace(self.p, &self.path, &values));
+                self.open.remove(&key);
+            }
+            other => {
+                tracing::trace!("symbolic execution: target {:?} reached, not confirmed: {:?}", key, other);
+                self.reached.insert(key);
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `loc` is a loop head this path visited before with every variable unchanged
+    /// (the path ends there); counts the visits otherwise.
+    fn revisits(&mut self, loc: Loc, stack: &CallStack) -> Result<bool, String> {
+        if !self.p.cfa(loc.func).node(loc.node).loop_head {
+            return Ok(false);
+        }
+        let at = self.enc.snapshot();
+        let mut seen = 0;
+        for (l, s, cur) in self.visits.iter().rev() {
+            if *l == loc && s == stack {
+                if seen == 0 && *cur == at.cur {
+                    return Ok(true);
+                }
+                seen += 1;
+            }
+        }
+        if seen >= MAX_UNROLL {
+            return Err(format!("a loop iterated more than {} times on one path", MAX_UNROLL));
+        }
+        self.visits.push((loc, stack.clone(), at.cur));
+        Ok(false)
+    }
+
+    /// Queues the operations leaving `loc` (the first to be taken first).
+    fn successors(&mut self, loc: Loc, stack: &CallStack, work: &mut Vec<Pending>) -> Result<(), String> {
+        let mut out: Vec<(Op, Loc, CallStack)> = Vec::new();
+        if self.location.is_exit(loc) {
+            if let Some((caller, edge)) = stack.top() {
+                let dst = self.p.cfa(caller).edge(edge).dst;
+                out.push((Op::Return(caller, edge), Loc { func: caller, node: dst }, stack.clone()));
+            }
+        } else {
+            let mut locs = Vec::new();
+            self.location.successors(loc, &mut locs);
+            for (op, to) in locs {
+                if let Op::Edge(f, e) = op {
+                    if let EdgeKind::Statement(Stmt::Unsupported(what)) = &self.p.cfa(f).edge(e).kind {
+                        if self.feasible()? {
+                            return Err(format!("{} is not modelled", what));
+                        }
+                        return Ok(());
+                    }
+                }
+                out.push((op, to, stack.clone()));
+            }
+        }
+        let branch = out.len() > 1;
+        let at = branch.then(|| self.enc.snapshot());
+        for (op, to, stack) in out.into_iter().rev() {
+            work.push(Pending {
+                op,
+                to,
+                stack,
+                level: self.level,
+                path_len: self.path.len(),
+                visits_len: self.visits.len(),
+                at: at.clone(),
+                branch,
+                dirty: self.dirty,
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// How many of the properties of a `main` with `body` symbolic execution proves, of how many.
+    fn proved(body: &str) -> (usize, usize) {
+        crate::analyses::proved_in_main(body, |p, open, cancel| run(p, open, cancel).proved)
+    }
+
+    /// Inputs checked against ranges, stored into an array by a loop with a constant bound.
+    const RANGES: &str = "int a[5];\nfor (int i = 0; i < 5; i++) {\nint n = __VERIFIER_nondet_int();\n\
+                          if (n < i || n > i + 3) return 0;\na[i] = n;\n}\n\
+                          for (int i = 0; i < 5; i++) __VERIFIER_assert(a[i] >= i && a[i] - i <= 3);\n";
+
+    #[test]
+    fn bounded_loops_over_checked_inputs_are_proved() {
+        let (proved, all) = proved(RANGES);
+        assert!(all >= 1);
+        assert_eq!(proved, all, "every path is short: each check holds on all of them");
+    }
+
+    #[test]
+    fn an_endless_loop_that_changes_nothing_ends_its_path() {
+        let body = "int x = __VERIFIER_nondet_int();\nif (x > 3) { while (1); }\n__VERIFIER_assert(x <= 3);\n";
+        assert_eq!(proved(body), (1, 1));
+    }
+
+    #[test]
+    fn a_loop_bounded_by_an_input_proves_nothing() {
+        let body = "int x = 0;\nwhile (__VERIFIER_nondet_int()) x++;\n__VERIFIER_assert(x >= 0);\n";
+        assert_eq!(proved(body), (0, 1), "the loop may iterate more often than any bound");
+    }
+
+    #[test]
+    fn a_reachable_violation_is_confirmed_and_not_proved() {
+        let text = "extern void abort(void);\nextern int __VERIFIER_nondet_int(void);\n\
+                    void reach_error(void) { abort(); }\nint main(void) {\nint s = 0;\n\
+                    for (int i = 0; i < 3; i++) { int n = __VERIFIER_nondet_int(); if (n < 0 || n > 2) return 0; s += n; }\n\
+                    if (s == 6) reach_error();\nif (s > 6) reach_error();\nreturn 0;\n}\n";
+        let input = crate::frontend::SourceInput { path: "violated.c".into(), text: text.into() };
+        let p = crate::load(&input, crate::cfa::DataModel::Lp64).expect("loads");
+        let props = crate::properties::properties(&p);
+        assert_eq!(props.len(), 2);
+        let r = run(&p, &props, &crate::core::Cancel::new().child(Some(std::time::Duration::from_secs(60))));
+        assert_eq!(r.violated.len(), 1, "s == 6 when every input is 2");
+        assert_eq!(r.proved.len(), 1, "s never exceeds 6");
+        assert!(r.violated.keys().all(|k| !r.proved.contains(k)));
+        assert!(r.gave_up.is_none());
+    }
+}
