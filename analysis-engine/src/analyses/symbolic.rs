@@ -29,7 +29,7 @@ use crate::report::{build, TraceStep};
 use crate::smt::encode::{Encoder, Snapshot, Theory};
 use crate::smt::path::{check_path, PathResult};
 use crate::smt::{check, solver, Sat};
-use z3::ast::Ast;
+use z3::ast::{Ast, Bool, Dynamic};
 
 /// Operations one path may have at most.
 const MAX_PATH: usize = 50_000;
@@ -52,6 +52,9 @@ pub struct SymbolicResult {
     pub paths: u64,
     /// Why not every path was followed, if not.
     pub gave_up: Option<String>,
+    /// Queries of a path's condition, and of a constraint over new constants alone.
+    pub queries: u64,
+    pub alone_queries: u64,
 }
 
 /// One operation still to take: where it leaves from and the path up to there.
@@ -63,6 +66,7 @@ struct Pending {
     level: u32,
     path_len: usize,
     visits_len: usize,
+    used_len: usize,
     /// The encoder's versions at the branch (`None` for the only operation leaving its
     /// location: it is taken next, from where the encoder is).
     at: Option<Snapshot>,
@@ -83,6 +87,9 @@ pub fn run(p: &Program, open: &[Property], cancel: &Cancel) -> SymbolicResult {
         solver: solver(cancel, QUERY_MS),
         enc: Encoder::new(p, Theory::BitVec, false),
         dirty: false,
+        used: HashMap::new(),
+        used_trail: Vec::new(),
+        scratch: solver(cancel, QUERY_MS),
         level: 0,
         path: Vec::new(),
         visits: Vec::new(),
@@ -91,7 +98,8 @@ pub fn run(p: &Program, open: &[Property], cancel: &Cancel) -> SymbolicResult {
         result: SymbolicResult::default(),
     };
     ex.enc.inline = true;
-    let outcome = ex.explore();
+    // A query stops as soon as the run is cancelled (an edit in the editor), not at its limit.
+    let outcome = crate::smt::interruptible(cancel, || ex.explore());
     let mut result = ex.result;
     match outcome {
         Ok(()) => {
@@ -100,8 +108,10 @@ pub fn run(p: &Program, open: &[Property], cancel: &Cancel) -> SymbolicResult {
         Err(why) => result.gave_up = Some(why),
     }
     tracing::debug!(
-        "symbolic execution: {} paths, {} proved, {} violated{}",
+        "symbolic execution: {} paths, {} queries ({} of a constraint alone), {} proved, {} violated{}",
         result.paths,
+        result.queries + result.alone_queries,
+        result.alone_queries,
         result.proved.len(),
         result.violated.len(),
         result.gave_up.as_ref().map(|w| format!(", gave up: {}", w)).unwrap_or_default()
@@ -118,6 +128,12 @@ struct Explorer<'p, 'a> {
     enc: Encoder<'p>,
     /// Constraints were asserted since the last satisfiable check.
     dirty: bool,
+    /// The constants (inputs, unknown values) the path's constraints mention, with how many
+    /// constraints do, and the order they were added in (for backtracking).
+    used: HashMap<Dynamic, u32>,
+    used_trail: Vec<Dynamic>,
+    /// A solver for a constraint over constants no other constraint mentions, alone.
+    scratch: z3::Solver,
     /// Scopes pushed on the solver (one per branch on the current path).
     level: u32,
     /// The current path's operations with the call depth before each.
@@ -139,7 +155,7 @@ impl<'p> Explorer<'p, '_> {
         self.successors(start, &CallStack::default(), &mut work)?;
         while let Some(next) = work.pop() {
             self.cancel.check().map_err(|i| format!("interrupted ({:?})", i))?;
-            let Pending { op, to, stack, level, path_len, visits_len, at, branch, dirty } = next;
+            let Pending { op, to, stack, level, path_len, visits_len, used_len, at, branch, dirty } = next;
             self.dirty = dirty;
             if self.level > level {
                 self.solver.pop(self.level - level);
@@ -150,6 +166,15 @@ impl<'p> Explorer<'p, '_> {
             }
             self.path.truncate(path_len);
             self.visits.truncate(visits_len);
+            while self.used_trail.len() > used_len {
+                let k = self.used_trail.pop().expect("longer than used_len");
+                if let Some(n) = self.used.get_mut(&k) {
+                    *n -= 1;
+                    if *n == 0 {
+                        self.used.remove(&k);
+                    }
+                }
+            }
             if branch {
                 self.solver.push();
                 self.level += 1;
@@ -158,12 +183,13 @@ impl<'p> Explorer<'p, '_> {
             self.enc.op(&ctx);
             self.path.push((ctx, stack.depth()));
             let mut contradiction = false;
-            for c in self.enc.constraints.drain(..) {
+            let new: Vec<Bool> = self.enc.constraints.drain(..).collect();
+            for c in new {
                 let c = c.simplify();
                 match c.as_bool() {
                     Some(true) => continue,
                     Some(false) => contradiction = true,
-                    None => self.dirty = true,
+                    None => contradiction |= !self.independent_and_satisfiable(&c)?,
                 }
                 self.solver.assert(&c);
             }
@@ -212,12 +238,64 @@ impl<'p> Explorer<'p, '_> {
         crate::cfa::op_ctx(self.p, op, recursive)
     }
 
+    /// Records the constants `c` mentions. Without a query of the path's condition when no
+    /// other constraint of the path mentions them (a branch on an input just read): then the
+    /// two are satisfiable together exactly when `c` is alone, which a small query decides;
+    /// `Ok(false)` if it is not. Otherwise the path's condition must be checked again.
+    fn independent_and_satisfiable(&mut self, c: &Bool) -> Result<bool, String> {
+        let mut consts = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut stack = vec![Dynamic::from_ast(c)];
+        // Bound variables and quantifiers (none in the encoding) would hide constants.
+        let mut opaque = false;
+        while let Some(t) = stack.pop() {
+            if !seen.insert(t.clone()) {
+                continue;
+            }
+            match t.kind() {
+                // A constant other than `true` and `false` (numerals are their own kind; the
+                // declaration kinds of the `z3` crate do not match Debian's Z3 4.8.12).
+                z3::AstKind::App if t.is_const() => {
+                    if t.as_bool().and_then(|b| b.as_bool()).is_none() {
+                        consts.push(t);
+                    }
+                }
+                z3::AstKind::App => stack.extend(t.children()),
+                z3::AstKind::Numeral => {}
+                _ => opaque = true,
+            }
+        }
+        let independent = !opaque && !consts.is_empty() && consts.iter().all(|k| !self.used.contains_key(k));
+        for k in consts {
+            *self.used.entry(k.clone()).or_insert(0) += 1;
+            self.used_trail.push(k);
+        }
+        if !independent {
+            self.dirty = true;
+            return Ok(true);
+        }
+        self.result.alone_queries += 1;
+        self.scratch.push();
+        self.scratch.assert(c);
+        let alone = check(&self.scratch);
+        self.scratch.pop(1);
+        match alone {
+            Sat::Sat => Ok(true),
+            Sat::Unsat => Ok(false),
+            Sat::Unknown(_) => {
+                self.dirty = true;
+                Ok(true)
+            }
+        }
+    }
+
     /// Whether the current path condition is satisfiable (without a query when nothing was
     /// asserted since the last satisfiable one but constants' conditions that folded to true).
     fn feasible(&mut self) -> Result<bool, String> {
         if !self.dirty {
             return Ok(true);
         }
+        self.result.queries += 1;
         match check(&self.solver) {
             Sat::Sat => {
                 self.dirty = false;
@@ -307,6 +385,7 @@ impl<'p> Explorer<'p, '_> {
                 level: self.level,
                 path_len: self.path.len(),
                 visits_len: self.visits.len(),
+                used_len: self.used_trail.len(),
                 at: at.clone(),
                 branch,
                 dirty: self.dirty,
