@@ -85,7 +85,7 @@ impl<'p, D: DataCpa> CompositeCpa<'p, D> {
     }
 
     /// A state about to take an unsupported construct, not yet known to be reachable.
-    pub fn is_unsupported_target(&self, s: &CompositeState<D::State>) -> bool {
+    fn is_unsupported_target(&self, s: &CompositeState<D::State>) -> bool {
         !s.too_deep && self.unsupported_at(s.loc).is_some() && !self.unsupported_reached.borrow().contains(&s.loc)
     }
 

@@ -188,18 +188,17 @@ impl<'p> Refiner<Cegar<'p>> for CombinedRefiner<'p, '_> {
 
     fn settle(&mut self, cpa: &Cegar<'p>, ex: &Exploration<Cegar<'p>>, target: ArgId, settled: Settled) -> Settle {
         let state = &ex.arg.node(target).state;
-        // `None`: the pseudo-target of a call beyond the recursion bound, or of a construct
-        // cpals does not model.
-        let key = if state.too_deep { None } else { cpa.property_of(state).filter(|k| !cpa.is_decided(k)) };
-        let Some(key) = key else {
-            if cpa.is_unsupported_target(state) {
-                // Reachable as far as the refiner can tell: the exploration is incomplete, and
-                // goes on past the construct for the properties' own violations.
-                cpa.unsupported_reached(state.loc);
-                return Settle::Requeue;
-            }
+        if state.too_deep {
+            // The pseudo-target of a call beyond the recursion bound.
             cpa.recursion_bound_reached();
             return Settle::Keep;
+        }
+        let Some(key) = cpa.property_of(state).filter(|k| !cpa.is_decided(k)) else {
+            // The pseudo-target before a construct cpals does not model, reachable as far as
+            // the refiner can tell: the exploration is incomplete, and goes on past it for the
+            // properties' own violations.
+            cpa.unsupported_reached(state.loc);
+            return Settle::Requeue;
         };
         match settled {
             Settled::Violation(trace) => {
