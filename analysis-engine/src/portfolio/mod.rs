@@ -102,7 +102,7 @@ pub enum Phase {
     KInduction,
     /// Exhaustive symbolic execution (`analyses::symbolic`) in `combined`, after k-induction,
     /// with `Shares::symbolic` of the time left: proofs for programs whose every path is
-    /// short (constant loop bounds, inputs checked against ranges), and violations on them.
+    /// short (constant loop bounds, inputs checked against ranges).
     Symbolic,
     /// CEGAR with the configured analysis (`value`, `predicate`, `combined`) for the rest.
     Cegar,
@@ -777,7 +777,8 @@ impl Run<'_> {
     }
 
     /// Symbolic execution of every path for the properties still open: what it proves is
-    /// proved, what it confirms violated; it ends the run when nothing is left open.
+    /// proved (violations are left to the phases that confirm them); it ends the run when
+    /// nothing is left open.
     fn symbolic(&mut self) -> Next {
         let open = self.undecided();
         if open.is_empty() {
@@ -789,9 +790,6 @@ impl Run<'_> {
         let Some(r) = phases::on_own_thread("symbolic execution", || crate::analyses::symbolic::run(program, &open, &cancel)) else {
             return Next::Continue;
         };
-        for (k, trace) in r.violated {
-            self.found.insert(k, Decision::Violated(trace, Vec::new(), crate::report::Confirmation::PathCheck));
-        }
         self.proved.extend(r.proved);
         self.done_if_all_proved()
     }
