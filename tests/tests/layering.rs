@@ -19,7 +19,7 @@ const ENGINE: &[&[&str]] = &[
     &["report"],
     // One module tree per paper, the CPAs they share first.
     &["analyses", "analyses::location", "analyses::callstack", "analyses::value"],
-    &["analyses::composite", "analyses::predicate", "analyses::tra"],
+    &["analyses::composite", "analyses::predicate", "analyses::tra", "analyses::symbolic"],
     &["analyses::combined", "analyses::template", "analyses::summaries", "analyses::cells", "analyses::guesses"],
     // Whole-program Horn clauses, on the summary analysis's rules and the templates' forms.
     &["analyses::chc"],
