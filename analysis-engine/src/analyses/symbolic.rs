@@ -89,7 +89,7 @@ pub fn run(p: &Program, open: &[Property], cancel: &Cancel) -> SymbolicResult {
         used_trail: Vec::new(),
         scratch: solver(cancel, QUERY_MS),
         level: 0,
-        path: Vec::new(),
+        path_len: 0,
         visits: Vec::new(),
         open: open_keys.clone(),
         reached: BTreeSet::new(),
@@ -134,8 +134,8 @@ struct Explorer<'p, 'a> {
     scratch: z3::Solver,
     /// Scopes pushed on the solver (one per branch on the current path).
     level: u32,
-    /// The current path's operations with the call depth before each.
-    path: Vec<(OpCtx<'p>, usize)>,
+    /// How many operations the current path has (proofs need only its length).
+    path_len: usize,
     /// The current path's visits of loop heads: location, stack, the variables' versions.
     visits: Vec<(Loc, CallStack, HashMap<VarId, u32>)>,
     /// Properties still to decide.
@@ -162,7 +162,7 @@ impl<'p> Explorer<'p, '_> {
             if let Some(at) = &at {
                 self.enc.restore(at);
             }
-            self.path.truncate(path_len);
+            self.path_len = path_len;
             self.visits.truncate(visits_len);
             while self.used_trail.len() > used_len {
                 let k = self.used_trail.pop().expect("longer than used_len");
@@ -179,7 +179,7 @@ impl<'p> Explorer<'p, '_> {
             }
             let ctx = self.op_ctx(op, &stack);
             self.enc.op(&ctx);
-            self.path.push((ctx, stack.depth()));
+            self.path_len += 1;
             let mut contradiction = false;
             let new: Vec<Bool> = self.enc.constraints.drain(..).collect();
             for c in new {
@@ -194,7 +194,7 @@ impl<'p> Explorer<'p, '_> {
             if contradiction {
                 continue;
             }
-            if self.path.len() > MAX_PATH {
+            if self.path_len > MAX_PATH {
                 return Err(format!("a path longer than {} operations", MAX_PATH));
             }
             if branch && !self.feasible()? {
@@ -372,7 +372,7 @@ impl<'p> Explorer<'p, '_> {
                 to,
                 stack,
                 level: self.level,
-                path_len: self.path.len(),
+                path_len: self.path_len,
                 visits_len: self.visits.len(),
                 used_len: self.used_trail.len(),
                 at: at.clone(),
