@@ -214,7 +214,7 @@ impl Imprecision {
             Imprecision::Allocation => "allocated address (only whether it is null is modelled)",
             Imprecision::ExternalWrite => "value an external function may write through its pointer arguments",
             Imprecision::Union => "union member (modelled as any value)",
-            Imprecision::Asm => "inline assembly (havocs addressable memory)",
+            Imprecision::Asm => "value written by inline assembly (modelled as any value)",
             Imprecision::FunctionPointer => "call through a function pointer (any function whose address is taken)",
             Imprecision::Callback => "callback an external function may call (any number of times, any arguments)",
             Imprecision::Volatile => "read of a volatile object (it may change at any time)",

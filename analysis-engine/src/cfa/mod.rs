@@ -268,6 +268,10 @@ pub struct Program {
     /// With the memory model (`build/memory.rs`): the names of the static objects (object id
     /// `k` is `objects[k - 1]`), to show pointers as `&x + 4`; `None` without it.
     pub objects: Option<Vec<String>>,
+    /// The first construct whose effects are not where it is (a thread, a signal handler,
+    /// `setjmp`/`longjmp`), if the program has one: the analyses that go past an unsupported
+    /// construct as a havoc would miss them, so no property is proved (`report::build`).
+    pub asynchronous: Option<BuildNote>,
 }
 
 /// Object ids from here on are allocations (the memory model, `build/memory.rs`).

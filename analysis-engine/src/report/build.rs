@@ -601,6 +601,14 @@ fn property_report(
         true => (Verdict::Unknown, Some(UnknownReason::NotProved(crate::frontend::models::args_bound()))),
         false => (verdict, reason),
     };
+    // A thread, a signal handler or `longjmp` acts where the program does not say: the
+    // analyses that go past an unsupported construct as a havoc at its place would miss that.
+    let (verdict, reason) = match (&p.asynchronous, verdict) {
+        (Some(n), Verdict::True) => {
+            (Verdict::Unknown, Some(UnknownReason::Unsupported { construct: n.message.clone(), range: Some(n.pos.clone()) }))
+        }
+        _ => (verdict, reason),
+    };
     PropertyReport {
         kind: prop.kind,
         function: p.func(prop.function).name.clone(),

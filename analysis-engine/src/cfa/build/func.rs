@@ -14,7 +14,7 @@ use super::expr::Place;
 use super::types::{CType, FuncSig, Obj};
 use super::{Alloc, BResult, BuildError, ProgCx, Scope, Store, Sym};
 use crate::cfa::{CfaEdge, CfaNode, EdgeId, EdgeKind, Function, NodeId, Span, Target, TargetKind};
-use crate::ir::{Expr, FuncId, InputSource, IntTy, LValue, Stmt, VarId, VarInfo, VarKind};
+use crate::ir::{Expr, FuncId, Imprecision, InputSource, IntTy, LValue, Stmt, VarId, VarInfo, VarKind};
 
 /// Deepest nesting of statements and expressions the builder follows.
 pub const MAX_DEPTH: u32 = 400;
@@ -167,6 +167,28 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
     }
 
     /// Continues at a fresh node that nothing reaches (after `return`, `break`, …).
+    /// Leaves a block by its end: the `cleanup` calls of its variables, unsupported, happen
+    /// here (the analyses that go past an unsupported construct havoc what it may write, so
+    /// the havoc must be where the call is).
+    pub fn pop_scope(&mut self, span: LSpan) {
+        let scope = self.cx.scopes.pop().expect("block scope");
+        let sp = self.span(span);
+        for what in scope.cleanups.into_iter().rev() {
+            self.stmt_edge(Stmt::Unsupported(what), sp);
+        }
+    }
+
+    /// Before a jump (`goto`, `break`, `continue`, `return`): the `cleanup` calls of every
+    /// enclosing block's variables, as if the jump left them all (a havoc more than a jump
+    /// within the block does is still an over-approximation).
+    fn leave_scopes(&mut self, span: LSpan) {
+        let whats: Vec<String> = self.cx.scopes.iter().rev().flat_map(|s| s.cleanups.iter().rev().cloned()).collect();
+        let sp = self.span(span);
+        for what in whats {
+            self.stmt_edge(Stmt::Unsupported(what), sp);
+        }
+    }
+
     pub fn dead(&mut self) {
         self.st.cur = self.new_node();
     }
@@ -374,12 +396,6 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                     self.emit(EdgeKind::CallSummary(crate::cfa::Call { callee: f, args: Vec::new(), ret: Vec::new() }), at);
                 }
             }
-            if fname != "main" && self.cx.indirect.takes_fn_ptr.contains(fname) {
-                // Its function pointer arguments are arbitrary: calls through them reach
-                // functions outside the candidates.
-                let what = format!("entry `{}` called with arbitrary function pointers", fname);
-                self.stmt_edge(Stmt::Unsupported(what), at);
-            }
             let mut args = self.main_command_line(fname, cfa, at)?;
             // With the memory model, a pointer argument of an entry points to an object of its
             // own: a buffer of an arbitrary number of elements of its pointee type.
@@ -542,7 +558,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             Statement::Compound(items) => {
                 self.cx.scopes.push(Scope::default());
                 let r = self.block_items(items);
-                self.cx.scopes.pop();
+                self.pop_scope(span);
                 r
             }
             Statement::Expression(Some(e)) => self.effect(e),
@@ -602,7 +618,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             Statement::For(f) => {
                 self.cx.scopes.push(Scope::default());
                 let r = self.for_stmt(f, span);
-                self.cx.scopes.pop();
+                self.pop_scope(span);
                 r
             }
             Statement::Switch(sw) => self.switch_stmt(sw, span),
@@ -611,6 +627,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 if self.st.dry == 0 {
                     self.st.gotos.push((id.node.name.clone(), id.span));
                 }
+                self.leave_scopes(span);
                 let cur = self.st.cur;
                 let sp = self.span(span);
                 self.edge(cur, n, EdgeKind::Blank, sp);
@@ -620,6 +637,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             Statement::Continue => {
                 let target = self.st.breaks.iter().rev().find_map(|b| b.cont);
                 let Some(t) = target else { return Err(self.err(span, "`continue` outside a loop")) };
+                self.leave_scopes(span);
                 let cur = self.st.cur;
                 let sp = self.span(span);
                 self.edge(cur, t, EdgeKind::Blank, sp);
@@ -629,6 +647,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             Statement::Break => {
                 let Some(b) = self.st.breaks.last() else { return Err(self.err(span, "`break` outside a loop or switch")) };
                 let t = b.brk;
+                self.leave_scopes(span);
                 let cur = self.st.cur;
                 let sp = self.span(span);
                 self.edge(cur, t, EdgeKind::Blank, sp);
@@ -644,6 +663,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                         vals = self.flatten_value(v, &ret_ty, e.span)?;
                     }
                 }
+                self.leave_scopes(span);
                 let exit = self.st.exit;
                 let cur = self.st.cur;
                 let sp = self.span(span);
@@ -665,10 +685,26 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 self.dead();
                 Ok(())
             }
-            Statement::Asm(_) => {
+            Statement::Asm(a) => {
                 let sp = self.span(span);
                 self.note(span, "inline assembly is not modelled");
                 self.stmt_edge(Stmt::Unsupported("inline assembly".into()), sp);
+                if let lang_c::ast::AsmStatement::GnuExtended(g) = &a.node {
+                    // Its operands are evaluated, and its outputs are written with values
+                    // nothing tells: the statement is unsupported (a pseudo-target for the
+                    // analyses that stop there), but the Horn clauses, the transition relation
+                    // and the invariants' checks go past it as a havoc, which must then cover
+                    // what GCC lets the block write (its outputs; memory it clobbers is
+                    // escaped memory, which the unsupported statement havocs).
+                    for op in &g.inputs {
+                        self.effect(&op.node.variable_name)?;
+                    }
+                    for op in &g.outputs {
+                        let place = self.place(&op.node.variable_name)?;
+                        let v = self.unknown_of(&place.ty().clone(), Imprecision::Asm);
+                        self.write(&place, v, op.span)?;
+                    }
+                }
                 Ok(())
             }
         }
@@ -981,7 +1017,8 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 let sp = self.span(id.span);
                 let what = format!("`cleanup` attribute of `{}` (a call when it goes out of scope)", name);
                 self.note(id.span, format!("{} is not modelled", what));
-                self.stmt_edge(Stmt::Unsupported(what), sp);
+                self.stmt_edge(Stmt::Unsupported(what.clone()), sp);
+                self.cx.scopes.last_mut().expect("block scope").cleanups.push(what);
             }
             let pointer = decl.derived.iter().any(|x| matches!(x.node, DerivedDeclarator::Pointer(_)));
             let asm_register =

@@ -207,6 +207,7 @@ pub fn scan(parsed: &Parsed, model: DataModel) -> Indirect {
         func_ids: HashMap::new(),
         escaped: BTreeSet::new(),
         notes: Vec::new(),
+        asynchronous: None,
         address_taken_funcs: BTreeSet::new(),
         start: None,
         externals: BTreeSet::new(),

@@ -829,7 +829,11 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             self.edge(cur, no, EdgeKind::Assume { cond: big, truth: false }, sp);
             self.st.cur = yes;
             self.stmt_edge(Stmt::Unsupported(format!("`{}` of 2 GiB or more", name)), sp);
-            self.dead();
+            // Past it (for the analyses that go on as after a havoc) the result is any value:
+            // accesses through it may reach any object, which over-approximates the block.
+            self.stmt_edge(Stmt::Assign(LValue::Var(result), Expr::Unknown(IntTy::U64, Imprecision::Other)), sp);
+            let cur = self.st.cur;
+            self.edge(cur, join, EdgeKind::Blank, sp);
             self.st.cur = no;
         }
         self.new_block(size.clone(), result, sp);

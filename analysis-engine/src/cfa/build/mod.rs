@@ -69,6 +69,9 @@ enum Sym {
 struct Scope {
     ordinary: HashMap<String, Sym>,
     tags: HashMap<String, StructId>,
+    /// The block's variables with a `cleanup` attribute, as the unsupported construct each
+    /// is: its call happens wherever control leaves the block.
+    cleanups: Vec<String>,
 }
 
 /// Where new variables are allocated.
@@ -102,6 +105,8 @@ struct ProgCx<'p> {
     func_ids: HashMap<String, FuncId>,
     escaped: BTreeSet<VarId>,
     notes: Vec<BuildNote>,
+    /// See [`Program::asynchronous`].
+    asynchronous: Option<BuildNote>,
     /// Names of functions whose address is taken (calls through pointers may reach them).
     address_taken_funcs: BTreeSet<String>,
     /// The start function, while a function body is being built (static initialisers go there).
@@ -179,12 +184,12 @@ pub fn build_program(parsed: &Parsed, model: DataModel) -> Result<Program, Build
 /// model cannot represent the program even so (an object too large, a recursive function
 /// taking a local's address), the first build is the result.
 pub fn build_program_with(parsed: &Parsed, model: DataModel, opts: &BuildOptions) -> Result<Program, BuildError> {
-    let (first, keys, uses_memory) = build_once(parsed, model, opts, None)?;
+    let (first, keys, uses_memory) = build_entries(parsed, model, opts, None)?;
     if (keys.is_empty() && !uses_memory) || opts.no_memory_model {
         return Ok(first);
     }
-    let second = match build_once(parsed, model, opts, Some((keys.clone(), false))) {
-        Err(e) if e.message.starts_with(memory::NEEDS_TAGS) => build_once(parsed, model, opts, Some((keys, true))),
+    let second = match build_entries(parsed, model, opts, Some((keys.clone(), false))) {
+        Err(e) if e.message.starts_with(memory::NEEDS_TAGS) => build_entries(parsed, model, opts, Some((keys, true))),
         r => r,
     };
     match second {
@@ -201,13 +206,36 @@ pub fn build_program_with(parsed: &Parsed, model: DataModel, opts: &BuildOptions
     }
 }
 
+/// Said by a build whose entries include a function with function pointer parameters, in a
+/// program where no pointer was known to come from outside the file: it is built again with
+/// every call through a pointer open to a function outside the file.
+const FOREIGN_ENTRY: &str = "an entry takes function pointers: ";
+
+/// [`build_once`], again when an entry's function pointer parameters make pointers foreign.
+fn build_entries(
+    parsed: &Parsed,
+    model: DataModel,
+    opts: &BuildOptions,
+    memory: Option<(HashSet<memory::DeclKey>, bool)>,
+) -> Result<(Program, HashSet<memory::DeclKey>, bool), BuildError> {
+    match build_once(parsed, model, opts, memory.clone(), None) {
+        Err(e) if e.message.starts_with(FOREIGN_ENTRY) => {
+            build_once(parsed, model, opts, memory, Some(e.message[FOREIGN_ENTRY.len()..].to_string()))
+        }
+        r => r,
+    }
+}
+
 /// One build; with `memory`, the declarations whose objects live in memory and whether memory
-/// is tagged. Returns the program and the declarations whose address was taken.
+/// is tagged; with `foreign`, why a function pointer may hold a function outside the file
+/// when the file itself does not say. Returns the program and the declarations whose address
+/// was taken.
 fn build_once(
     parsed: &Parsed,
     model: DataModel,
     opts: &BuildOptions,
     memory: Option<(HashSet<memory::DeclKey>, bool)>,
+    foreign: Option<String>,
 ) -> Result<(Program, HashSet<memory::DeclKey>, bool), BuildError> {
     let file: Arc<str> = parsed.linemap.main_file().clone();
     let mut cx = ProgCx {
@@ -218,11 +246,18 @@ fn build_once(
         func_ids: HashMap::new(),
         escaped: BTreeSet::new(),
         notes: Vec::new(),
+        asynchronous: None,
         address_taken_funcs: BTreeSet::new(),
         start: None,
         externals: BTreeSet::new(),
         byref: byref::by_reference_params(&parsed.unit),
-        indirect: indirect::scan(parsed, model),
+        indirect: {
+            let mut ind = indirect::scan(parsed, model);
+            if ind.foreign.is_none() {
+                ind.foreign = foreign;
+            }
+            ind
+        },
         props: opts.properties,
         bounds_checks: !opts.assume_in_bounds,
         allocations_may_fail: !opts.assume_allocations_succeed,
@@ -298,6 +333,18 @@ fn build_once(
         },
         None => default_roots(parsed, &cx, &functions, entry),
     };
+    // An entry's function pointer parameters may hold any function, of the file or not: every
+    // call through a pointer then has a branch for a function outside the file (at the call,
+    // where that function would run).
+    if cx.indirect.foreign.is_none() {
+        if let Some(r) = roots.iter().find(|r| {
+            let name = &functions[r.0 as usize].name;
+            name != "main" && cx.indirect.takes_fn_ptr.contains(name)
+        }) {
+            let why = format!("a function pointer parameter of the entry `{}`", functions[r.0 as usize].name);
+            return Err(BuildError { pos: cx.pos(LSpan::none()), message: format!("{}{}", FOREIGN_ENTRY, why) });
+        }
+    }
     let mut start = cx.start.take().expect("start function");
     func::FnBuilder { cx: &mut cx, st: &mut start }.call_roots(&roots, &functions)?;
     let root_edges = start.root_edges.clone();
@@ -334,6 +381,7 @@ fn build_once(
         notes,
         properties: opts.properties,
         objects,
+        asynchronous: cx.asynchronous,
     };
     if let Some(m) = &cx.mem {
         // Automatic objects in memory have fixed ids: a recursive function's activations would

@@ -14,11 +14,16 @@ use crate::cfa::EdgeKind;
 use crate::frontend::rewrite::{COMPUTED_GOTO, LABEL_ADDRESS, TYPES_COMPATIBLE};
 use crate::ir::{BinOp, Expr, Imprecision, IntTy, Stmt, UnOp};
 
-fn is_unsupported_call(name: &str) -> Option<&'static str> {
+/// Calls of the C library cpals does not model, and whether their effects happen elsewhere
+/// than at the call (a thread runs and a handler is called at any later point, `setjmp`
+/// returns again when `longjmp` is called): then a havoc at the call is not an
+/// over-approximation.
+fn is_unsupported_call(name: &str) -> Option<(&'static str, bool)> {
     match name {
-        "pthread_create" | "thrd_create" | "fork" => Some("threads and processes"),
-        "setjmp" | "_setjmp" | "longjmp" | "siglongjmp" | "sigsetjmp" => Some("setjmp/longjmp"),
-        "signal" | "sigaction" => Some("signal handlers"),
+        "pthread_create" | "thrd_create" => Some(("threads and processes", true)),
+        "fork" => Some(("threads and processes", false)),
+        "setjmp" | "_setjmp" | "longjmp" | "siglongjmp" | "sigsetjmp" => Some(("setjmp/longjmp", true)),
+        "signal" | "sigaction" => Some(("signal handlers", true)),
         _ => None,
     }
 }
@@ -237,12 +242,16 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 return self.overflow(op, call, span).map(Some);
             }
         }
-        if let Some(what) = is_unsupported_call(name) {
+        if let Some((what, elsewhere)) = is_unsupported_call(name) {
             let sp = self.span(span);
             for a in &call.arguments {
                 self.effect(a)?;
             }
             self.note(span, format!("{} are not modelled", what));
+            if elsewhere && self.st.dry == 0 && self.cx.asynchronous.is_none() {
+                let pos = self.cx.range(span);
+                self.cx.asynchronous = Some(crate::cfa::BuildNote { pos, message: format!("`{}` ({})", name, what) });
+            }
             self.stmt_edge(Stmt::Unsupported(what.to_string()), sp);
             return Ok(Some(Value::Int(Expr::Unknown(IntTy::INT, Imprecision::Other), CType::Int(IntTy::INT))));
         }

@@ -70,9 +70,12 @@ type Candidate = (String, Option<Rc<FuncSig>>);
 
 /// What a dispatch over candidates does besides them: the imprecision of a result it does not
 /// know, and the construct reached when no candidate's condition holds (else the run ends).
-struct Otherwise {
+struct Otherwise<'e> {
     why: Imprecision,
+    /// The construct a run that takes none of the branches reaches (it goes on past it, with
+    /// `args` evaluated for their effects and an unknown result), or none: such a run ends.
     unsupported: Option<String>,
+    args: &'e [Node<Expression>],
 }
 
 /// The C library's allocators and the Linux kernel's (`kmalloc`, `kzalloc`, `kcalloc`, as
@@ -320,7 +323,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 format!("call through `{}` ({}), which may hold a function outside the file", self.source_text(call.callee.span), why)
             });
             let indexed: Vec<(usize, Candidate)> = cands.into_iter().enumerate().collect();
-            let how = Otherwise { why: Imprecision::FunctionPointer, unsupported: what };
+            let how = Otherwise { why: Imprecision::FunctionPointer, unsupported: what, args: &call.arguments };
             return self.dispatch(
                 &indexed,
                 &ret,
@@ -347,7 +350,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         }
         let _ = dest;
         let why = Imprecision::FunctionPointer;
-        let how = Otherwise { why, unsupported: None };
+        let how = Otherwise { why, unsupported: None, args: &[] };
         self.dispatch(
             &cands,
             &ret,
@@ -390,11 +393,11 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         cands: &[T],
         ret: &CType,
         span: LSpan,
-        how: Otherwise,
+        how: Otherwise<'_>,
         cond: impl Fn(&Self, &T) -> Expr,
         mut each: impl FnMut(&mut Self, &T) -> BResult<Value>,
     ) -> BResult<Value> {
-        let Otherwise { why, unsupported: otherwise } = how;
+        let Otherwise { why, unsupported: otherwise, args } = how;
         let sp = self.span(span);
         let holder = match ret {
             CType::Int(_) | CType::Ptr(_) => {
@@ -430,10 +433,20 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         }
         match otherwise {
             Some(what) => {
+                // The analyses that stop at an unsupported construct stop here; those that go
+                // past it as a havoc go on to the join, as the call of an unknown function.
                 self.st.cur = at;
                 self.note(span, format!("{} is not modelled", what));
+                for a in args {
+                    self.effect(a)?;
+                }
                 self.stmt_edge(Stmt::Unsupported(what), sp);
-                self.dead();
+                if let Some(h) = &holder {
+                    let v = self.unknown_of(ret, why);
+                    self.write(h, v, span)?;
+                }
+                let cur = self.st.cur;
+                self.edge(cur, join, EdgeKind::Blank, sp);
             }
             None => self.st.nodes[at.0 as usize].terminal = true,
         }
@@ -457,7 +470,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         self.edge(head, body, EdgeKind::Blank, sp);
         self.st.cur = body;
         let why = Imprecision::Callback;
-        let how = Otherwise { why, unsupported: None };
+        let how = Otherwise { why, unsupported: None, args: &[] };
         self.dispatch(
             cands,
             &CType::Void,

@@ -416,7 +416,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 lang_c::ast::BlockItem::StaticAssert(_) => Ok(Value::Void),
             }
         })();
-        self.cx.scopes.pop();
+        self.pop_scope(s.span);
         r
     }
 }
