@@ -70,26 +70,31 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 Some(Value::Int(e.clone().cast(IntTy::U64), to.clone()))
             }
             (CType::Ptr(_), CType::Int(t)) if t.boolean => None,
+            // A pointer of no object (object 0: null, or one made from an integer) converts
+            // back to that integer, as gcc's conversions do; an object's address is unknown.
             (CType::Ptr(_), CType::Int(t)) => Some(Value::Int(
                 match e.constant() {
-                    Some(0) => Expr::Const(0, *t),
+                    Some(c) if c >= 0 && c < 1 << crate::cfa::build::memory::OFFSET_BITS => Expr::Const(c, IntTy::U64).cast(*t),
                     _ => Expr::Ite(
                         Box::new(Expr::Binary(
-                            crate::ir::BinOp::Eq,
+                            crate::ir::BinOp::Lt,
                             Box::new(e.clone().cast(IntTy::U64)),
-                            Box::new(Expr::Const(0, IntTy::U64)),
+                            Box::new(Expr::Const(1 << crate::cfa::build::memory::OFFSET_BITS, IntTy::U64)),
                             IntTy::INT,
                         )),
-                        Box::new(Expr::Const(0, *t)),
+                        Box::new(e.clone().cast(IntTy::U64).cast(*t)),
                         Box::new(Expr::Unknown(*t, Imprecision::Address)),
                         *t,
                     ),
                 },
                 to.clone(),
             )),
+            // An integer constant below 2^31 is the pointer of no object at that offset (null
+            // for 0): it compares and converts back exactly, and any access through it is
+            // out of bounds. Other integers are any address.
             (CType::Int(_), CType::Ptr(_)) => Some(Value::Int(
                 match e.constant() {
-                    Some(0) => Expr::Const(0, IntTy::U64),
+                    Some(c) if (0..=crate::cfa::build::memory::MAX_OBJECT as i128).contains(&c) => Expr::Const(c, IntTy::U64),
                     _ => Expr::Unknown(IntTy::U64, Imprecision::Address),
                 },
                 to.clone(),
