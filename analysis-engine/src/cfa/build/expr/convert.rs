@@ -74,7 +74,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             // back to that integer, as gcc's conversions do; an object's address is unknown.
             (CType::Ptr(_), CType::Int(t)) => Some(Value::Int(
                 match e.constant() {
-                    Some(c) if c >= 0 && c < 1 << crate::cfa::build::memory::OFFSET_BITS => Expr::Const(c, IntTy::U64).cast(*t),
+                    Some(c) if (0..1 << crate::cfa::build::memory::OFFSET_BITS).contains(&c) => Expr::Const(c, IntTy::U64).cast(*t),
                     _ => Expr::Ite(
                         Box::new(Expr::Binary(
                             crate::ir::BinOp::Lt,
