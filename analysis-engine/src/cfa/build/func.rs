@@ -688,7 +688,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             Statement::Asm(a) => {
                 let sp = self.span(span);
                 self.note(span, "inline assembly is not modelled");
-                self.stmt_edge(Stmt::Unsupported("inline assembly".into()), sp);
+                self.stmt_edge(Stmt::Unsupported("block of inline assembly".into()), sp);
                 if let lang_c::ast::AsmStatement::GnuExtended(g) = &a.node {
                     // Its operands are evaluated, and its outputs are written with values
                     // nothing tells: the statement is unsupported (a pseudo-target for the
@@ -702,7 +702,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                     for op in &g.outputs {
                         let place = self.place(&op.node.variable_name)?;
                         let v = self.unknown_of(&place.ty().clone(), Imprecision::Asm);
-                        self.write(&place, v, op.span)?;
+                        self.write(&place, v, op.node.variable_name.span)?;
                     }
                 }
                 Ok(())
