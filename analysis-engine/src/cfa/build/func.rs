@@ -166,7 +166,6 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         self.emit(EdgeKind::Statement(s), span);
     }
 
-    /// Continues at a fresh node that nothing reaches (after `return`, `break`, …).
     /// Leaves a block by its end: the `cleanup` calls of its variables, unsupported, happen
     /// here (the analyses that go past an unsupported construct havoc what it may write, so
     /// the havoc must be where the call is).
@@ -189,6 +188,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         }
     }
 
+    /// Continues at a fresh node that nothing reaches (after `return`, `break`, …).
     pub fn dead(&mut self) {
         self.st.cur = self.new_node();
     }

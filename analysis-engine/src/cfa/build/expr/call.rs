@@ -333,24 +333,22 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                 |b, (_, (name, sig))| b.call_candidate(name, sig.clone(), call, span),
             );
         }
-        let foreign = self.cx.indirect.foreign.clone();
-        if cands.is_empty() || foreign.is_some() {
-            let what = match &foreign {
-                Some(why) => format!("call through a function pointer ({})", why),
-                None => "call through a function pointer (no function of a matching type is used as a value)".to_string(),
-            };
+        let foreign = self.cx.indirect.foreign.clone().map(|why| format!("call through a function pointer ({})", why));
+        if cands.is_empty() {
+            let what = foreign
+                .unwrap_or_else(|| "call through a function pointer (no function of a matching type is used as a value)".to_string());
             self.note(span, format!("{} is not modelled", what));
             self.stmt_edge(Stmt::Unsupported(what), sp);
-            if cands.is_empty() {
-                for a in &call.arguments {
-                    self.effect(a)?;
-                }
-                return Ok(self.unknown_of(&ret, Imprecision::FunctionPointer));
+            for a in &call.arguments {
+                self.effect(a)?;
             }
+            return Ok(self.unknown_of(&ret, Imprecision::FunctionPointer));
         }
         let _ = dest;
         let why = Imprecision::FunctionPointer;
-        let how = Otherwise { why, unsupported: None, args: &[] };
+        // A pointer that may come from outside the file: a run that takes none of the
+        // candidates calls such a function instead (not before one of them).
+        let how = Otherwise { why, unsupported: foreign, args: &call.arguments };
         self.dispatch(
             &cands,
             &ret,
