@@ -13,7 +13,7 @@
 //! counterexamples read better than a depth-first search's first path (it took `atoi`'s
 //! whitespace branch five times: `argv[1] = "     200"` where the fuzzer finds `"100"`).
 //!
-//! It gives up (proving nothing, keeping the violations it confirmed) when a path is too long,
+//! It gives up (proving nothing) when a path is too long,
 //! a loop head is visited too often on one path, a call nests too deep, a feasible path takes
 //! a construct cpals does not model, the solver gives up, or time runs out. A loop head
 //! revisited with every variable unchanged (`while (1);`) ends its path: what follows was

@@ -701,7 +701,7 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
                     }
                     for op in &g.outputs {
                         let place = self.place(&op.node.variable_name)?;
-                        let v = self.unknown_of(&place.ty().clone(), Imprecision::Asm);
+                        let v = self.unknown_of(place.ty(), Imprecision::Asm);
                         self.write(&place, v, op.node.variable_name.span)?;
                     }
                 }

@@ -305,38 +305,12 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
         let ret = site.as_ref().map(|s| s.ret.clone()).unwrap_or(CType::Int(IntTy::INT));
         let callee = self.value(&call.callee)?;
         let cands = self.pointer_candidates(site.as_deref(), call.arguments.len());
-        if let (true, Value::Int(fp, _), false) = (self.memory_on(), &callee, cands.is_empty()) {
-            // The memory model knows which function a pointer holds: a branch per candidate on
-            // the exact condition; a pointer that holds none of them (null, or one from outside
-            // the file) reaches a construct the model does not follow.
-            let fp = fp.clone().cast(IntTy::U64);
-            let conds: Vec<Expr> = cands
-                .iter()
-                .map(|(name, _)| {
-                    let f = self.function_address(name, span);
-                    Expr::Binary(crate::ir::BinOp::Eq, Box::new(fp.clone()), Box::new(f), IntTy::INT)
-                })
-                .collect();
-            // A pointer that holds none of them is null or garbage (the run crashes there), unless
-            // it may come from outside the file: then the call reaches what the model does not follow.
-            let what = self.cx.indirect.foreign.clone().map(|why| {
-                format!("call through `{}` ({}), which may hold a function outside the file", self.source_text(call.callee.span), why)
-            });
-            let indexed: Vec<(usize, Candidate)> = cands.into_iter().enumerate().collect();
-            let how = Otherwise { why: Imprecision::FunctionPointer, unsupported: what, args: &call.arguments };
-            return self.dispatch(
-                &indexed,
-                &ret,
-                span,
-                how,
-                |_, (k, _)| conds[*k].clone(),
-                |b, (_, (name, sig))| b.call_candidate(name, sig.clone(), call, span),
-            );
-        }
-        let foreign = self.cx.indirect.foreign.clone().map(|why| format!("call through a function pointer ({})", why));
+        let foreign = self.cx.indirect.foreign.clone();
         if cands.is_empty() {
-            let what = foreign
-                .unwrap_or_else(|| "call through a function pointer (no function of a matching type is used as a value)".to_string());
+            let what = match &foreign {
+                Some(why) => format!("call through a function pointer ({})", why),
+                None => "call through a function pointer (no function of a matching type is used as a value)".to_string(),
+            };
             self.note(span, format!("{} is not modelled", what));
             self.stmt_edge(Stmt::Unsupported(what), sp);
             for a in &call.arguments {
@@ -345,17 +319,39 @@ impl<'a, 'p> FnBuilder<'a, 'p> {
             return Ok(self.unknown_of(&ret, Imprecision::FunctionPointer));
         }
         let _ = dest;
+        // The memory model knows which function a pointer holds: a branch per candidate on the
+        // exact condition. Without it the choice is an unknown value.
+        let exact: Option<Vec<Expr>> = match (self.memory_on(), &callee) {
+            (true, Value::Int(fp, _)) => {
+                let fp = fp.clone().cast(IntTy::U64);
+                Some(
+                    cands
+                        .iter()
+                        .map(|(name, _)| {
+                            let f = self.function_address(name, span);
+                            Expr::Binary(crate::ir::BinOp::Eq, Box::new(fp.clone()), Box::new(f), IntTy::INT)
+                        })
+                        .collect(),
+                )
+            }
+            _ => None,
+        };
+        // A pointer that holds none of them is null or garbage (the run crashes there), unless
+        // it may come from outside the file: then the call reaches what the model does not
+        // follow, instead of a candidate (not before one).
+        let what = foreign.map(|why| {
+            format!("call through `{}` ({}), which may hold a function outside the file", self.source_text(call.callee.span), why)
+        });
         let why = Imprecision::FunctionPointer;
-        // A pointer that may come from outside the file: a run that takes none of the
-        // candidates calls such a function instead (not before one of them).
-        let how = Otherwise { why, unsupported: foreign, args: &call.arguments };
+        let indexed: Vec<(usize, Candidate)> = cands.into_iter().enumerate().collect();
+        let how = Otherwise { why, unsupported: what, args: &call.arguments };
         self.dispatch(
-            &cands,
+            &indexed,
             &ret,
             span,
             how,
-            |_, _| Expr::Unknown(IntTy::INT, why),
-            |b, (name, sig)| b.call_candidate(name, sig.clone(), call, span),
+            |_, (k, _)| exact.as_ref().map_or(Expr::Unknown(IntTy::INT, why), |c| c[*k].clone()),
+            |b, (_, (name, sig))| b.call_candidate(name, sig.clone(), call, span),
         )
     }
 
